@@ -1,0 +1,41 @@
+/** `mur <command> …`: dispatches to one file per command. */
+import { MurError } from "../errors.ts";
+
+const USAGE = `usage: mur <command> [options]
+
+commands:
+  run      start a capsule session (mur run --manifest DIR --task TEXT)
+  watch    follow a running session's event stream
+  stop     end a running session
+  cancel   cancel one task of a running session
+  ps       list running sessions
+  trace    read a session's trace.jsonl (show | steps)
+`;
+
+type Command = (args: string[]) => Promise<number>;
+
+const commands: Record<string, () => Promise<Command>> = {
+  run: async () => (await import("./run.ts")).runCommand,
+};
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "-h" || name === "--help" || name === "help") {
+    console.log(USAGE);
+    return name ? 0 : 2;
+  }
+  const load = commands[name];
+  if (!load) {
+    console.error(`error[E-IO-003]: unknown command '${name}'\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await (await load())(rest);
+  } catch (e) {
+    if (e instanceof MurError) {
+      console.error(e.format());
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * Diagnostics a user can meet: `error[E-RUN-022]: <message>` on stderr, with an optional hint.
+ * Every error that stops a command is a MurError so the CLI prints one consistent form.
+ */
+export class MurError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly hint?: string,
+  ) {
+    super(message);
+    this.name = "MurError";
+  }
+
+  /** The stderr form of the diagnostic (one or two lines, no trailing newline). */
+  format(): string {
+    const head = `error[${this.code}]: ${this.message}`;
+    return this.hint ? `${head}\n  hint: ${this.hint}` : head;
+  }
+}
+
+/** A warning line, CLI side: `warning[W-SEC-032]: …`. */
+export function warningLine(code: string, message: string): string {
+  return `warning[${code}]: ${message}`;
+}
+
+/** The message of any thrown value, for logs and status texts. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof MurError) return `error[${e.code}]: ${e.message}`;
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

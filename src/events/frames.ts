@@ -1,0 +1,70 @@
+/**
+ * Murmur frames (seed 000): carried under `metadata[STREAM_URI]` of a StreamResponse on
+ * activated connections. Key order matters on the wire for `artifact` (every key, in order).
+ */
+
+export const STREAM_URI =
+  "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
+export const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
+export const CAPSULE_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1";
+
+export interface AttachmentRef {
+  mediaType: string;
+  sizeBytes: number;
+  sha256: string;
+  url: string;
+}
+
+export interface ArtifactFrame {
+  frame: "artifact";
+  toolName: string;
+  content: string;
+  fenceSource: string | null;
+  toolCallId: string | null;
+  isError: boolean;
+  durationMs: number | null;
+  exitCode: number | null;
+  truncated: boolean;
+  attachments: AttachmentRef[];
+}
+
+export interface QuotaWindow {
+  name: string;
+  used?: number;
+  resetsAtMs?: number;
+  windowMinutes?: number;
+  state?: "ok" | "warning" | "exhausted";
+}
+
+/** Frames that belong to a task: numbered, replayable, written while the task works. */
+export type TaskFrame =
+  | { frame: "text"; text: string; final: boolean }
+  | { frame: "thinking"; text: string; final: false }
+  | { frame: "tool-call-started"; toolCallId: string; toolName: string }
+  | { frame: "tool-call-progress"; toolCallId: string; inputBytes: number }
+  | ArtifactFrame
+  | { frame: "quota"; windows: QuotaWindow[] }
+  | { frame: "suggested-prompt"; text: string };
+
+/** Frames of one connection: never numbered, never in the replay buffer. */
+export type ConnectionFrame =
+  | { frame: "gap"; firstAvailableId: number }
+  | { frame: "lagged"; missed: number }
+  | { frame: "connection-ack"; role: "observer"; conversationMode: "stateless" | "threaded" }
+  | { frame: "capsule-closed" };
+
+/** Builds an artifact frame with every key present, in the seed's order. */
+export function artifactFrame(f: Omit<ArtifactFrame, "frame">): ArtifactFrame {
+  return {
+    frame: "artifact",
+    toolName: f.toolName,
+    content: f.content,
+    fenceSource: f.fenceSource,
+    toolCallId: f.toolCallId,
+    isError: f.isError,
+    durationMs: f.durationMs,
+    exitCode: f.exitCode,
+    truncated: f.truncated,
+    attachments: f.attachments,
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * The manifest after validation, with every default applied (contract §2). Code past the loader
+ * reads only this shape; the zod schema in schema.ts produces it.
+ */
+
+export type Transport = "http" | "process";
+export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
+export type ProcessDriverName = "claude-code" | "codex";
+export type DriverName = HttpDriverName | ProcessDriverName;
+
+export type TaskAcceptance = "none" | "single" | "queue";
+export type AfterTask = "exit" | "sleep";
+export type ConversationMode = "stateless" | "threaded";
+
+export type HookBinding =
+  | "on-session-start"
+  | "on-task-start"
+  | "on-inference"
+  | "on-tool-call"
+  | "on-shell"
+  | "on-compaction"
+  | "on-task-end"
+  | "on-session-end";
+export type CommitPolicy = "none" | "seed-context" | "replace-context" | "reopen-task" | "deny";
+
+export interface InferenceConfig {
+  transport: Transport;
+  driver: DriverName;
+  /** Required for anthropic / openai / openai-compatible. */
+  model?: string;
+  endpoint?: string;
+  apiKey?: string;
+  /** Scripted driver only: absolute path of the script file. */
+  script?: string;
+  /** Process transport: the harness binary. */
+  command?: string;
+  /** Process transport: entries as written (`NAME` or `NAME=value`, already expanded). */
+  env?: string[];
+  maxTurns: number; // default 10
+  maxTokens: number; // default 8192
+  maxSessionTokens?: number;
+  /** Resolved system prompt text (inline trimmed, or the file's contents verbatim). */
+  systemPrompt?: string;
+  systemPromptSource: "manifest" | "none";
+  /** Seconds a model stream may stay silent before the turn fails (http drivers). Default 120. */
+  idleTimeoutSecs: number;
+}
+
+export interface KeepWorking {
+  limit: number;
+  message: string;
+  until?: string;
+}
+
+export interface DoneCheck {
+  command: string;
+  limit: number;
+}
+
+export interface LifecycleConfig {
+  taskAcceptance: TaskAcceptance; // default single
+  afterTask: AfterTask; // default exit
+  queueDepth: number; // default 1
+  conversation: ConversationMode; // default stateless
+  maxTaskReopens: number; // default 1
+  shellGraceSecs: number; // default 10
+  inputTimeoutSecs?: number; // absent = forever
+  keepWorking?: KeepWorking;
+  doneCheck?: DoneCheck;
+}
+
+export interface ContextConfig {
+  maxTokens?: number;
+  seedBudget: number; // 0.10
+  seedOverflowMargin: number; // 0.10
+  compactionThreshold: number; // 0.98
+}
+
+export interface Credential {
+  name: string;
+  scopes: string[];
+}
+
+export interface NetworkConfig {
+  internalPort?: number;
+  authentication?: { scheme: "bearer"; credentials: Credential[] };
+}
+
+export interface CapabilitiesConfig {
+  shell: { allow: string[] };
+  filesystem: { readOnly: string[] };
+}
+
+export interface CommandToolConfig {
+  kind: "command";
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  /** argv; a relative program path is resolved against the manifest folder. */
+  command: string[];
+}
+
+export interface BuiltinToolConfig {
+  kind: "builtin";
+  name: "request-input";
+}
+
+export type ToolConfig = CommandToolConfig | BuiltinToolConfig;
+
+export interface HookConfig {
+  name: string;
+  binding: HookBinding;
+  executionMode: "blocking" | "async";
+  commitPolicy: CommitPolicy;
+  /** argv; a relative program path is resolved against the manifest folder. */
+  command: string[];
+}
+
+export interface Manifest {
+  name: string;
+  version: string;
+  /** Absolute path of the manifest file, and its folder. */
+  path: string;
+  dir: string;
+  inference: InferenceConfig;
+  lifecycle: LifecycleConfig;
+  context: ContextConfig;
+  network: NetworkConfig;
+  capabilities: CapabilitiesConfig;
+  tools: ToolConfig[];
+  hooks: HookConfig[];
+}
+
+/** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */
+export interface LoadedManifest {
+  manifest: Manifest;
+  warnings: string[];
+}
