@@ -1,0 +1,12 @@
+/** The manifest room: load a `murmur.yaml` into the normalized `Manifest` (contract §2). */
+export { expandEnv, loadManifest, MANIFEST_FILE, parseYaml } from "./load.ts";
+export {
+  BINDING_POLICY,
+  DEFAULTS,
+  HOOK_BINDINGS,
+  HTTP_DRIVERS,
+  PROCESS_DEFAULTS,
+  PROCESS_DRIVERS,
+  SCOPES,
+} from "./schema.ts";
+export type * from "./types.ts";

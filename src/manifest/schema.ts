@@ -1,0 +1,600 @@
+/**
+ * What a valid `murmur.yaml` is (contract §2): the zod schema of the document as written
+ * (snake_case, every key optional where the contract gives a default), and the checks that span
+ * several keys. Every message names the key path, because users read it as
+ * `error[E-MAN-003]: <message>` with nothing else to go on.
+ *
+ * Objects are strict so that zod reports unknown keys; the loader turns those into
+ * `W-SEC-019` warnings and drops them before the real validation (contract: unknown keys are a
+ * warning, not an error).
+ */
+import { z } from "zod";
+import { MurError } from "../errors.ts";
+import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
+
+export const TRANSPORTS = ["http", "process"] as const;
+export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
+export const PROCESS_DRIVERS = ["claude-code", "codex"] as const;
+/** Drivers that call a model provider and so need `inference.model`. */
+export const PROVIDER_DRIVERS = ["anthropic", "openai", "openai-compatible"] as const;
+
+export const HOOK_BINDINGS = [
+  "on-session-start",
+  "on-task-start",
+  "on-inference",
+  "on-tool-call",
+  "on-shell",
+  "on-compaction",
+  "on-task-end",
+  "on-session-end",
+] as const satisfies readonly HookBinding[];
+
+export const COMMIT_POLICIES = [
+  "none",
+  "seed-context",
+  "replace-context",
+  "reopen-task",
+  "deny",
+] as const satisfies readonly CommitPolicy[];
+
+/** The one committing policy each binding honors besides `none` (runtime-facts §6.2). */
+export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
+  "on-session-start": undefined,
+  "on-task-start": "seed-context",
+  "on-inference": undefined,
+  "on-tool-call": "deny",
+  "on-shell": "deny",
+  "on-compaction": "replace-context",
+  "on-task-end": "reopen-task",
+  "on-session-end": undefined,
+};
+
+/** Door scopes are method names (contract §5). */
+export const SCOPES = [
+  "SendMessage",
+  "SendStreamingMessage",
+  "SubscribeToTask",
+  "GetTask",
+  "ListTasks",
+  "CancelTask",
+  "murmur.WatchSession",
+  "murmur.StopSession",
+] as const;
+
+/** The credential name the runtime always mints itself, holding every scope. */
+export const RESERVED_CREDENTIAL = "operator";
+
+export const BUILTIN_TOOLS = ["request-input"] as const;
+
+/** Process transport: the harness binary and the environment it gets, by driver (contract §2). */
+export const PROCESS_DEFAULTS: Record<ProcessDriverName, { command: string; env: string[] }> = {
+  "claude-code": {
+    command: "claude",
+    env: [
+      "ANTHROPIC_API_KEY",
+      "ANTHROPIC_AUTH_TOKEN",
+      "ANTHROPIC_BASE_URL",
+      "CLAUDE_CODE_OAUTH_TOKEN",
+    ],
+  },
+  codex: { command: "codex", env: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"] },
+};
+
+/** Defaults of contract §2 / runtime-facts §1 for every key that has one. */
+export const DEFAULTS = {
+  transport: "http",
+  driver: "scripted",
+  maxTurns: 10,
+  maxTokens: 8192,
+  idleTimeoutSecs: 120,
+  taskAcceptance: "single",
+  afterTask: "exit",
+  queueDepth: 1,
+  conversation: "stateless",
+  maxTaskReopens: 1,
+  shellGraceSecs: 10,
+  keepWorkingLimit: 1,
+  doneCheckLimit: 1,
+  seedBudget: 0.10,
+  seedOverflowMargin: 0.10,
+  compactionThreshold: 0.98,
+  executionMode: "blocking",
+  commitPolicy: "none",
+  authScheme: "bearer",
+} as const;
+
+/** A JSON-ish rendering of a bad value for messages: strings quoted with '…'. */
+export function show(value: unknown): string {
+  if (typeof value === "string") return `'${value}'`;
+  if (value === undefined) return "nothing";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** `tools[1].command` from zod's `["tools", 1, "command"]`. */
+export function keyPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out === "" ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+// ---- building blocks: each carries its own message so every issue reads as `<path>: <rule>`.
+
+const str = () => z.string({ error: "must be a string" });
+const nonEmpty = () => str().min(1, { error: "must not be empty" });
+
+/** Numbers may arrive as text through `${NAME}` expansion (`max_turns: ${TURNS}`). */
+function numeric(v: unknown): unknown {
+  return typeof v === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(v) ? Number(v) : v;
+}
+
+function int(min: number, max: number, msg: string) {
+  return z.preprocess(
+    numeric,
+    z.number({ error: msg }).int({ error: msg }).min(min, { error: msg }).max(max, { error: msg }),
+  );
+}
+
+function num(ok: (n: number) => boolean, msg: string) {
+  return z.preprocess(numeric, z.number({ error: msg }).refine(ok, { error: msg }));
+}
+
+const posInt = () => int(1, Number.MAX_SAFE_INTEGER, "must be an integer > 0");
+const nonNegInt = () => int(0, Number.MAX_SAFE_INTEGER, "must be an integer >= 0");
+
+function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+  return z.enum(values, {
+    error: (iss) => `${show(iss.input)} is not one of ${values.join(", ")}`,
+  });
+}
+
+function mapping<S extends z.ZodRawShape>(shape: S) {
+  return z.strictObject(shape, { error: "must be a mapping of keys" });
+}
+
+function list<T extends z.ZodType>(element: T) {
+  return z.array(element, { error: "must be a list" });
+}
+
+/**
+ * argv of a tool or hook. A string is one shell line, run as `sh -c <line>` (the contract writes
+ * arrays; a string is the obvious shorthand and mirrors `done_check.command`).
+ */
+const command = () =>
+  z.preprocess(
+    (v) => (typeof v === "string" ? (v.trim() === "" ? [] : ["sh", "-c", v]) : v),
+    z.array(str(), {
+      error: "must be a list of strings (program, then arguments) or one shell line",
+    }).min(1, { error: "must name a program: a list of strings, program first" })
+      .refine((argv) => argv[0] !== "", { error: "the program (first entry) must not be empty" }),
+  );
+
+const ENV_ENTRY = /^[A-Za-z_][A-Za-z0-9_]*(=[\s\S]*)?$/;
+const BARE_BINARY = /^[^\s/]+$/;
+const CAPSULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** What model providers accept as a tool name (Anthropic's and OpenAI's common rule). */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** Hook names end up in file names (`logs/hook-<name>.log`) and status texts. */
+const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+const shellBinary = () =>
+  str().refine((v) => BARE_BINARY.test(v), {
+    error: (iss) =>
+      `${show(iss.input)} is not a bare binary name (no '/', no spaces); it is looked up on PATH`,
+  });
+
+const relativeSubtree = () =>
+  str().superRefine((v, ctx) => {
+    const parts = v.split("/");
+    if (v.trim() === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
+    else if (v.startsWith("/")) {
+      ctx.addIssue({ code: "custom", message: `${show(v)} must be a workdir-relative path` });
+    } else if (parts.includes("..")) {
+      ctx.addIssue({
+        code: "custom",
+        message: `${show(v)} must stay inside the workdir (no '..')`,
+      });
+    }
+  });
+
+const scope = () =>
+  z.string({ error: "must be a method name (a string)" }).refine(
+    (v) => (SCOPES as readonly string[]).includes(v),
+    {
+      error: (iss) => `${show(iss.input)} is not a method name; scopes are ${SCOPES.join(", ")}`,
+    },
+  );
+
+// ---- the document
+
+const inferenceSchema = mapping({
+  transport: oneOf(TRANSPORTS).optional(),
+  // Checked against the transport in checkManifest, which can say which list applies.
+  driver: str().optional(),
+  model: nonEmpty().optional(),
+  endpoint: str().optional(),
+  api_key: str().optional(),
+  script: nonEmpty().optional(),
+  command: nonEmpty().optional(),
+  env: list(
+    str().refine((v) => ENV_ENTRY.test(v), {
+      error: (iss) => `${show(iss.input)} must be NAME or NAME=value`,
+    }),
+  ).optional(),
+  max_turns: posInt().optional(),
+  max_tokens: posInt().optional(),
+  max_session_tokens: posInt().optional(),
+  system_prompt: str().optional(),
+  system_prompt_file: nonEmpty().optional(),
+  idle_timeout_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
+});
+
+const lifecycleSchema = mapping({
+  task_acceptance: oneOf(["none", "single", "queue"]).optional(),
+  after_task: oneOf(["exit", "sleep"]).optional(),
+  queue_depth: posInt().optional(),
+  conversation: oneOf(["stateless", "threaded"]).optional(),
+  max_task_reopens: nonNegInt().optional(),
+  shell_grace_secs: num((n) => n >= 0, "must be a number of seconds >= 0").optional(),
+  input_timeout_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
+  keep_working: mapping({
+    limit: nonNegInt().optional(),
+    message: nonEmpty(),
+    until: nonEmpty().optional(),
+  }).optional(),
+  done_check: mapping({
+    command: z.string({ error: "must be one shell command line (a string)" })
+      .refine((v) => v.trim() !== "", { error: "must not be empty" }),
+    limit: nonNegInt().optional(),
+  }).optional(),
+});
+
+const contextSchema = mapping({
+  max_tokens: posInt().optional(),
+  seed_budget: num((n) => n >= 0 && n <= 1, "must be a fraction between 0 and 1").optional(),
+  seed_overflow_margin: num((n) => n >= 0, "must be a fraction >= 0").optional(),
+  compaction_threshold: num((n) => n > 0 && n <= 1, "must be a fraction > 0 and <= 1")
+    .optional(),
+});
+
+const networkSchema = mapping({
+  internal_port: int(1, 65535, "must be a port number between 1 and 65535").optional(),
+  authentication: mapping({
+    scheme: oneOf(["bearer"]).optional(),
+    credentials: z.record(
+      z.string(),
+      mapping({ scopes: list(scope()) }),
+      { error: "must be a mapping of credential name to {scopes: [...]}" },
+    ).optional(),
+  }).optional(),
+});
+
+const capabilitiesSchema = mapping({
+  shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
+  filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+});
+
+/**
+ * One `tools:` entry: `{builtin: request-input}` or a command tool. One object with every key
+ * optional (rather than a union) so zod reports unknown keys and the exact failing key; which
+ * keys an entry needs is decided in checkManifest.
+ */
+const toolSchema = mapping({
+  builtin: oneOf(BUILTIN_TOOLS).optional(),
+  name: str().optional(),
+  description: str().optional(),
+  input_schema: z.record(z.string(), z.unknown(), {
+    error: "must be a JSON Schema object (a mapping with type: object)",
+  }).optional(),
+  command: command().optional(),
+});
+
+const hookSchema = mapping({
+  name: nonEmpty(),
+  binding: oneOf(HOOK_BINDINGS),
+  execution_mode: oneOf(["blocking", "async"]).optional(),
+  commit_policy: oneOf(COMMIT_POLICIES).optional(),
+  command: command(),
+});
+
+export const manifestSchema = mapping({
+  name: nonEmpty().refine((v) => CAPSULE_NAME.test(v), {
+    error: (iss) =>
+      `${
+        show(iss.input)
+      } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
+  }),
+  version: z.string({ error: 'must be a string; quote it, e.g. version: "0.1.0"' })
+    .min(1, { error: "must not be empty" }),
+  inference: inferenceSchema.optional(),
+  lifecycle: lifecycleSchema.optional(),
+  context: contextSchema.optional(),
+  network: networkSchema.optional(),
+  capabilities: capabilitiesSchema.optional(),
+  tools: list(toolSchema).optional(),
+  hooks: list(hookSchema).optional(),
+});
+
+/** The manifest as written, after schema validation (snake_case, defaults not yet applied). */
+export type ManifestDoc = z.output<typeof manifestSchema>;
+
+// ---- validation
+
+export function missing(path: string, why?: string): MurError {
+  return new MurError(
+    "E-MAN-001",
+    `missing required key '${path}'${why ? `: ${why}` : ""}`,
+  );
+}
+
+export function invalid(path: string, what: string, hint?: string): MurError {
+  return new MurError("E-MAN-003", `${path}: ${what}`, hint);
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let cur = root;
+  for (const part of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[part];
+  }
+  return cur;
+}
+
+/**
+ * Keys the schema does not know, as key paths (`foo.bar`, `tools[0].colour`), and a copy of
+ * `raw` without them. Only strict-object complaints are read here; every other issue is left to
+ * validateManifest, which runs on the cleaned copy.
+ */
+export function splitUnknownKeys(raw: unknown): { clean: unknown; unknown: string[] } {
+  const clean = structuredClone(raw);
+  const result = manifestSchema.safeParse(clean);
+  if (result.success) return { clean, unknown: [] };
+  const unknown: string[] = [];
+  for (const issue of result.error.issues) {
+    if (issue.code !== "unrecognized_keys") continue;
+    const owner = valueAt(clean, issue.path) as Record<string, unknown>;
+    for (const key of issue.keys) {
+      unknown.push(keyPath([...issue.path, key]));
+      delete owner[key];
+    }
+  }
+  return { clean, unknown };
+}
+
+/**
+ * Schema validation plus the cross-key rules; the first problem found is thrown. `notes` name
+ * keys that are valid but ignored (e.g. `inference.command` under transport http).
+ */
+export function validateManifest(data: unknown): { doc: ManifestDoc; notes: string[] } {
+  const result = manifestSchema.safeParse(data);
+  if (!result.success) {
+    const issue = result.error.issues.find((i) => i.code !== "unrecognized_keys") ??
+      result.error.issues[0];
+    const path = keyPath(issue.path);
+    // Whatever the rule, a value that is not there is a missing key (enums report it as a bad value).
+    if (issue.path.length > 0 && valueAt(data, issue.path) === undefined) {
+      throw missing(path);
+    }
+    if (issue.code === "unrecognized_keys") {
+      throw invalid(path || "manifest", `unknown keys ${issue.keys.join(", ")}`);
+    }
+    throw invalid(path || "manifest", issue.message);
+  }
+  const notes = checkManifest(result.data);
+  return { doc: result.data, notes };
+}
+
+/**
+ * Rules spanning several keys, in document order. Returns notes about keys that are valid but
+ * ignored by this configuration (the loader prints them as warnings).
+ */
+export function checkManifest(doc: ManifestDoc): string[] {
+  const notes = checkInference(doc.inference ?? {});
+  checkNetwork(doc);
+  const shell = doc.capabilities?.shell?.allow ?? [];
+  firstDuplicate(
+    shell,
+    (i, j) =>
+      invalid(`capabilities.shell.allow[${j}]`, `${show(shell[j])} is listed twice (also [${i}])`),
+  );
+  checkTools(doc.tools ?? [], shell);
+  checkHooks(doc.hooks ?? []);
+  return notes;
+}
+
+function checkInference(inf: NonNullable<ManifestDoc["inference"]>): string[] {
+  const transport = inf.transport ?? DEFAULTS.transport;
+  const allowed: readonly string[] = transport === "http" ? HTTP_DRIVERS : PROCESS_DRIVERS;
+  const other: readonly string[] = transport === "http" ? PROCESS_DRIVERS : HTTP_DRIVERS;
+
+  if (inf.driver === undefined) {
+    if (transport === "process") {
+      throw missing("inference.driver", `transport process needs ${PROCESS_DRIVERS.join(" or ")}`);
+    }
+    // A provider setting without a driver would otherwise silently run the scripted driver.
+    const provider = (["model", "endpoint", "api_key"] as const).find((k) => inf[k] !== undefined);
+    if (provider) {
+      throw missing(
+        "inference.driver",
+        `inference.${provider} is set, so name the provider driver (${
+          PROVIDER_DRIVERS.join(", ")
+        })`,
+      );
+    }
+  } else if (!allowed.includes(inf.driver)) {
+    let what = `${show(inf.driver)} is not one of ${allowed.join(", ")} (transport ${transport})`;
+    if (other.includes(inf.driver)) {
+      const needs = transport === "http" ? "process" : "http";
+      what += `; ${show(inf.driver)} runs under transport ${needs}`;
+    }
+    throw invalid("inference.driver", what);
+  }
+  const driver = inf.driver ?? DEFAULTS.driver;
+
+  if ((PROVIDER_DRIVERS as readonly string[]).includes(driver) && inf.model === undefined) {
+    throw missing("inference.model", `driver '${driver}' needs a model name`);
+  }
+  if (driver === "openai-compatible" && inf.endpoint === undefined) {
+    throw missing(
+      "inference.endpoint",
+      "driver 'openai-compatible' needs the provider's base URL (e.g. http://localhost:11434/v1)",
+    );
+  }
+  if (transport === "http" && inf.endpoint !== undefined && !isHttpUrl(inf.endpoint)) {
+    throw invalid("inference.endpoint", `${show(inf.endpoint)} is not an http:// or https:// URL`);
+  }
+  // Keys of the other transport or driver are ignored with a warning, not refused: the contract's
+  // own example lists every inference key at once.
+  const ignored: string[] = [];
+  const ignore = (key: keyof typeof inf, why: string) => {
+    if (inf[key] !== undefined) ignored.push(`key 'inference.${key}' is ignored: ${why}`);
+  };
+  if (driver !== "scripted") {
+    ignore("script", `only driver 'scripted' reads a script (driver is '${driver}')`);
+  }
+  if (transport === "http") {
+    ignore("command", "only transport process runs a harness command (transport is http)");
+    ignore("env", "only transport process runs a harness with an environment (transport is http)");
+  } else {
+    const why =
+      "under transport process the harness gets credentials and endpoint through inference.env";
+    ignore("endpoint", why);
+    ignore("api_key", why);
+  }
+  if (inf.system_prompt !== undefined && inf.system_prompt_file !== undefined) {
+    throw invalid(
+      "inference.system_prompt_file",
+      "cannot be set together with inference.system_prompt; keep one",
+    );
+  }
+  return ignored;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function checkNetwork(doc: ManifestDoc): void {
+  const credentials = doc.network?.authentication?.credentials ?? {};
+  for (const name of Object.keys(credentials)) {
+    const path = `network.authentication.credentials.${name}`;
+    if (name === RESERVED_CREDENTIAL) {
+      throw invalid(
+        path,
+        "'operator' is reserved: the runtime always mints it with every scope; choose another name",
+      );
+    }
+    if (name.trim() === "") throw invalid(path, "a credential name must not be empty");
+  }
+}
+
+function checkTools(tools: NonNullable<ManifestDoc["tools"]>, shell: string[]): void {
+  const names: string[] = [];
+  tools.forEach((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tool.builtin !== undefined) {
+      const extra = Object.keys(tool).filter((k) => k !== "builtin");
+      if (extra.length > 0) {
+        throw invalid(
+          at,
+          `a builtin entry takes only 'builtin' (found ${extra.map((k) => `'${k}'`).join(", ")})`,
+        );
+      }
+      names.push(tool.builtin);
+      return;
+    }
+    if (tool.name === undefined) {
+      throw missing(`${at}.name`, "a tool entry is {builtin: request-input} or a command tool");
+    }
+    if (!TOOL_NAME.test(tool.name)) {
+      throw invalid(
+        `${at}.name`,
+        `${
+          show(tool.name)
+        } must be 1 to 64 letters, digits, '_' or '-' (what model providers accept)`,
+      );
+    }
+    if ((BUILTIN_TOOLS as readonly string[]).includes(tool.name)) {
+      throw invalid(
+        `${at}.name`,
+        `${show(tool.name)} is a builtin tool; declare it as {builtin: ${tool.name}}`,
+      );
+    }
+    if (shell.includes(tool.name)) {
+      throw invalid(
+        `${at}.name`,
+        `${show(tool.name)} is already a shell tool from capabilities.shell.allow`,
+      );
+    }
+    if (tool.description === undefined) throw missing(`${at}.description`);
+    if (tool.command === undefined) throw missing(`${at}.command`);
+    const type = tool.input_schema?.type;
+    if (type !== undefined && type !== "object") {
+      throw invalid(
+        `${at}.input_schema.type`,
+        `${show(type)} is not 'object' (a tool's input is one JSON object)`,
+      );
+    }
+    names.push(tool.name);
+  });
+  firstDuplicate(
+    names,
+    (i, j) => invalid(`tools[${j}]`, `${show(names[j])} is declared twice (also tools[${i}])`),
+  );
+}
+
+function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>): void {
+  hooks.forEach((hook, i) => {
+    const at = `hooks[${i}] (${hook.name})`;
+    if (!HOOK_NAME.test(hook.name)) {
+      throw invalid(
+        `hooks[${i}].name`,
+        `${
+          show(hook.name)
+        } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      );
+    }
+    const policy = hook.commit_policy ?? DEFAULTS.commitPolicy;
+    const honored = BINDING_POLICY[hook.binding];
+    if (policy !== "none" && policy !== honored) {
+      const honors = honored
+        ? `honors commit_policy '${honored}'`
+        : "honors only commit_policy 'none'";
+      throw invalid(
+        at,
+        `commit_policy '${policy}' is not valid for binding '${hook.binding}'; binding '${hook.binding}' ${honors}`,
+      );
+    }
+    if (policy !== "none" && hook.execution_mode === "async") {
+      throw invalid(
+        at,
+        `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`,
+      );
+    }
+  });
+  const names = hooks.map((h) => h.name);
+  firstDuplicate(
+    names,
+    (i, j) => invalid(`hooks[${j}]`, `${show(names[j])} is declared twice (also hooks[${i}])`),
+  );
+}
+
+function firstDuplicate(values: string[], error: (first: number, again: number) => Error): void {
+  const seen = new Map<string, number>();
+  values.forEach((v, j) => {
+    const i = seen.get(v);
+    if (i !== undefined) throw error(i, j);
+    seen.set(v, j);
+  });
+}
