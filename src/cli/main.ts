@@ -16,6 +16,7 @@ type Command = (args: string[]) => Promise<number>;
 
 const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import("./run.ts")).runCommand,
+  watch: async () => (await import("./watch.ts")).watchCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

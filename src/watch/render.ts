@@ -1,0 +1,176 @@
+/**
+ * The terminal renderer of mur watch (seed 000, "What mur watch implements"): StreamResponses
+ * in, pieces of stdout and stderr out. No I/O here; the caller writes each piece as it comes.
+ *
+ * Text is printed as it arrives, so stdout is not always at the start of a line: the renderer
+ * remembers that, and ends the open line before the next status or artifact line.
+ *
+ * On a `threaded` session (connection-ack's conversationMode), lines of several contexts
+ * interleave, so every stdout line starts with its context's label, `[ctx a1b2c3] `, and text of
+ * one context never continues on a line another context's text opened.
+ */
+import { classify } from "./schema.ts";
+import {
+  artifactLines,
+  contextLabel,
+  paint,
+  responseLines,
+  showControls,
+  stateWord,
+  statusLine,
+  TERMINAL_WORDS,
+} from "./format.ts";
+
+export interface Out {
+  to: "stdout" | "stderr";
+  text: string;
+}
+
+export interface RenderOptions {
+  /** ANSI colour on stdout (only when stdout is a terminal and NO_COLOR is unset). */
+  color?: boolean;
+  /** stdout is a terminal: control characters in untrusted text are shown, not sent. */
+  terminal?: boolean;
+  /** Terminal width for wrapping the response; absent in a pipe (no wrapping). */
+  width?: number;
+}
+
+export class WatchRenderer {
+  conversationMode: "stateless" | "threaded" = "stateless";
+  /** True once a capsule-closed frame was read: the caller exits 0. */
+  closed = false;
+  /** stdout's last byte is not a newline (text that did not end its line). */
+  private midLine = false;
+  /** The context whose text left the line open (threaded only). */
+  private midLineContext: string | undefined;
+  /** The `response` artifact of each task, held for its `[completed]` line. */
+  private held = new Map<string, string>();
+  private color: boolean;
+  private terminal: boolean;
+  private width?: number;
+
+  constructor(opts: RenderOptions = {}) {
+    this.color = opts.color ?? false;
+    this.terminal = opts.terminal ?? false;
+    this.width = opts.width;
+  }
+
+  /** One StreamResponse (the JSON-RPC `result`) → what to write. */
+  handle(result: unknown): Out[] {
+    const ev = classify(result);
+    switch (ev.kind) {
+      case "ignored":
+        return [];
+      case "response":
+        this.held.set(ev.taskId, ev.text);
+        return [];
+      case "status": {
+        const word = stateWord(ev.state);
+        const lines = [
+          statusLine(word, ev.text === undefined ? undefined : this.safe(ev.text), this.color),
+        ];
+        if (TERMINAL_WORDS.has(word)) {
+          const response = this.held.get(ev.taskId);
+          this.held.delete(ev.taskId);
+          if (word === "completed" && response !== undefined) {
+            const wrap = this.width !== undefined
+              ? this.width - this.labelWidth(ev.contextId)
+              : undefined;
+            lines.push(...responseLines(this.safe(response), wrap));
+          }
+        }
+        return this.lines(lines, ev.contextId);
+      }
+      case "frame": {
+        const f = ev.frame;
+        switch (f.frame) {
+          case "text":
+            return this.text(this.safe(f.text), ev.contextId);
+          case "artifact":
+            return this.lines(artifactLines(f, this.color, this.terminal), ev.contextId);
+          case "gap":
+            return [{
+              to: "stderr",
+              text:
+                `[murmur] warning: gap: events before firstAvailableId ${f.firstAvailableId} are no longer in the capsule's replay buffer and are not shown\n`,
+            }];
+          case "lagged":
+            return [{
+              to: "stderr",
+              text: `[murmur] warning: lagged: missed ${f.missed} event${
+                f.missed === 1 ? "" : "s"
+              } this watch fell too far behind to receive\n`,
+            }];
+          case "connection-ack":
+            this.conversationMode = f.conversationMode === "threaded" ? "threaded" : "stateless";
+            return [];
+          case "capsule-closed":
+            this.closed = true;
+            return [...this.finish(), { to: "stderr", text: "[murmur] capsule closed\n" }];
+        }
+      }
+    }
+    return [];
+  }
+
+  /** Ends a line text left open; called before exiting so the shell prompt starts clean. */
+  finish(): Out[] {
+    if (!this.midLine) return [];
+    this.midLine = false;
+    this.midLineContext = undefined;
+    return [{ to: "stdout", text: "\n" }];
+  }
+
+  private safe(text: string): string {
+    return showControls(text, this.terminal);
+  }
+
+  private threaded(): boolean {
+    return this.conversationMode === "threaded";
+  }
+
+  private label(contextId: string | undefined): string {
+    return this.threaded() ? paint(`[${contextLabel(contextId)}]`, "label", this.color) + " " : "";
+  }
+
+  private labelWidth(contextId: string | undefined): number {
+    return this.threaded() ? contextLabel(contextId).length + 3 : 0;
+  }
+
+  /** Whole lines (a status with its response, an artifact with its continuation lines). */
+  private lines(lines: string[], contextId: string | undefined): Out[] {
+    const out = this.finish();
+    const label = this.label(contextId);
+    out.push({ to: "stdout", text: lines.map((l) => label + l + "\n").join("") });
+    return out;
+  }
+
+  /** Text as it arrives: continues the open line, starting labelled lines on a threaded session. */
+  private text(text: string, contextId: string | undefined): Out[] {
+    if (text === "") return [];
+    const out: Out[] = [];
+    if (this.threaded() && this.midLine && this.midLineContext !== contextId) {
+      out.push(...this.finish());
+    }
+    let piece = "";
+    if (this.threaded()) {
+      const label = this.label(contextId);
+      const parts = text.split("\n");
+      parts.forEach((part, i) => {
+        const last = i === parts.length - 1;
+        if (part !== "" && !this.midLine) piece += label;
+        piece += part;
+        if (!last) {
+          piece += "\n";
+          this.midLine = false;
+        } else if (part !== "") this.midLine = true;
+      });
+    } else {
+      piece = text;
+      this.midLine = !text.endsWith("\n");
+    }
+    this.midLineContext = this.midLine ? contextId : undefined;
+    out.push({ to: "stdout", text: piece });
+    return out;
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * Server-sent events from a response body: `{id, data}` per event, comments (the heartbeat)
+ * skipped. Framing is eventsource-parser's, so CRLF, split chunks and multi-line data all parse.
+ */
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+
+export interface SseEvent {
+  /** The event's own `id:` line, when it had one (ids do not carry over between events here). */
+  id?: string;
+  data: string;
+}
+
+/** Yields each event as soon as its blank line arrives; ends when the body ends. */
+export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+  const queue: SseEvent[] = [];
+  const parser = createParser({
+    onEvent: (m: EventSourceMessage) => queue.push({ id: m.id, data: m.data }),
+  });
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parser.feed(value);
+      while (queue.length) yield queue.shift()!;
+    }
+  } finally {
+    // An early return (capsule-closed) must not leave the connection open.
+    await reader.cancel().catch(() => {});
+  }
+}
