@@ -42,17 +42,24 @@ export async function loadManifest(
   const file = await manifestFile(path);
   const label = basename(file);
   const text = await readManifest(file);
-  const raw = parseYaml(text, label);
-
-  const { clean, unknown } = splitUnknownKeys(raw);
-  const warnings = unknown.map((key) =>
-    warningLine("W-SEC-019", `${label}: unknown key '${key}' is ignored`)
-  );
-  const expanded = expandEnv(clean, env, []);
-  const { doc, notes } = validateManifest(expanded);
-  warnings.push(...notes.map((note) => warningLine("W-SEC-019", `${label}: ${note}`)));
-  const manifest = await normalize(doc, file);
-  return { manifest, warnings };
+  try {
+    const raw = parseYaml(text, label);
+    const { clean, unknown } = splitUnknownKeys(raw);
+    const warnings = unknown.map((key) =>
+      warningLine("W-SEC-019", `${label}: unknown key '${key}' is ignored`)
+    );
+    const expanded = expandEnv(clean, env, []);
+    const { doc, notes } = validateManifest(expanded);
+    warnings.push(...notes.map((note) => warningLine("W-SEC-019", `${label}: ${note}`)));
+    const manifest = await normalize(doc, file);
+    return { manifest, warnings };
+  } catch (e) {
+    // Key paths alone do not say which file; the hint does, unless a better hint is there.
+    if (e instanceof MurError && e.code.startsWith("E-MAN-") && !e.hint) {
+      throw new MurError(e.code, e.message, `fix the manifest at ${file}`);
+    }
+    throw e;
+  }
 }
 
 async function manifestFile(path: string): Promise<string> {
@@ -101,7 +108,8 @@ function ioError(file: string, e: unknown): MurError {
 
 /** YAML text → plain data; the first syntax error becomes E-MAN-002 `file:line:col: reason`. */
 export function parseYaml(text: string, label = MANIFEST_FILE): unknown {
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // merge: `<<: *defaults` works as YAML 1.1 users expect.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, merge: true });
   const error = doc.errors[0];
   if (error) {
     const pos = error.linePos?.[0];
@@ -330,7 +338,8 @@ async function existing(file: string, at: string, what: string): Promise<string>
         "relative paths are resolved against the manifest's folder",
       );
     }
-    throw e;
+    const code = e instanceof Deno.errors.PermissionDenied ? "E-IO-002" : "E-IO-003";
+    throw new MurError(code, `${at}: cannot reach ${file}: ${(e as Error).message}`);
   }
   return file;
 }

@@ -437,3 +437,34 @@ Deno.test("validation stops at the first problem, in document order", async () =
     "missing required key 'version'",
   );
 });
+
+Deno.test("E-MAN errors hint at the manifest file they came from", async () => {
+  await withCapsule(`${BASE}inference:\n  max_turns: 0\n`, {}, async (dir) => {
+    await assert.rejects(
+      () => loadManifest(dir, {}),
+      (e: unknown) =>
+        e instanceof MurError && e.code === "E-MAN-003" &&
+        e.hint === `fix the manifest at ${join(dir, "murmur.yaml")}` &&
+        e.format() ===
+          `error[E-MAN-003]: inference.max_turns: must be an integer > 0\n  hint: fix the manifest at ${
+            join(dir, "murmur.yaml")
+          }`,
+    );
+  });
+});
+
+Deno.test("YAML anchors and merge keys work", async () => {
+  const { manifest, warnings } = await load(
+    `${BASE}x-hook: &hook\n  binding: on-task-end\n  command: [./gate.sh]\n` +
+      `hooks:\n  - <<: *hook\n    name: one\n  - <<: *hook\n    name: two\n    execution_mode: async\n`,
+    {},
+    { "gate.sh": "#!/bin/sh\necho '{}'\n" },
+  );
+  assert.deepEqual(manifest.hooks.map((h) => [h.name, h.binding, h.executionMode]), [
+    ["one", "on-task-end", "blocking"],
+    ["two", "on-task-end", "async"],
+  ]);
+  assert.deepEqual(warnings, [
+    "warning[W-SEC-019]: murmur.yaml: unknown key 'x-hook' is ignored",
+  ]);
+});
