@@ -1,0 +1,144 @@
+/**
+ * The bench's load generator counts what the raw server really sent: a decoder test on
+ * chunked SSE bytes cut at every boundary, then the real processes (raw server + load
+ * generator) on loopback.
+ */
+import assert from "node:assert/strict";
+import { SseWireDecoder } from "../../scripts/bench/sse_wire.ts";
+import { completedEvent, textEvent } from "../../scripts/bench/raw_server.ts";
+import { Loadgen } from "../../scripts/bench/loadgen_client.ts";
+import { kill, spawnReady } from "../../scripts/bench/procs.ts";
+
+const enc = new TextEncoder();
+
+function chunked(parts: string[]): Uint8Array {
+  let s =
+    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+  for (const p of parts) s += `${enc.encode(p).length.toString(16)}\r\n${p}\r\n`;
+  return enc.encode(s + "0\r\n\r\n");
+}
+
+Deno.test("SseWireDecoder: same events whatever the read boundaries", () => {
+  const events = [
+    ":ok\n\n",
+    textEvent(1, "2026-01-01T00:00:00.000Z") + textEvent(2, "2026-01-01T00:00:00.001Z"),
+    'data: {"a":"é…"}\n\n',
+    "id: 9\ndata: x\ndata: y\r\n\r\n",
+    completedEvent(10, "2026-01-01T00:00:00.002Z"),
+  ];
+  const wire = chunked(events);
+  for (let cut = 1; cut < wire.length; cut += 7) {
+    const seen: [string, string | null][] = [];
+    let ended = 0;
+    let status = 0;
+    const d = new SseWireDecoder({
+      head: (h) => (status = h.status),
+      event: (data, id) => seen.push([data, id]),
+      end: () => ended++,
+    });
+    for (let i = 0; i < wire.length; i += cut) {
+      d.feed(wire.subarray(i, Math.min(wire.length, i + cut)));
+    }
+    assert.equal(status, 200);
+    assert.equal(ended, 1, `cut ${cut}`);
+    assert.equal(seen.length, 5, `cut ${cut}`);
+    assert.deepEqual(seen.map(([, id]) => id), ["1", "2", null, "9", "10"]);
+    assert.equal(seen[2][0], '{"a":"é…"}');
+    assert.equal(seen[3][0], "x\ny");
+    assert.match(seen[4][0], /TASK_STATE_COMPLETED/);
+  }
+});
+
+Deno.test("load generator counts every event the raw server writes", async () => {
+  const raw = await spawnReady({
+    name: "raw",
+    cmd: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      new URL("../../scripts/bench/raw_server.ts", import.meta.url).pathname,
+      "0",
+      "2000",
+    ],
+    readyTimeoutMs: 30_000,
+  });
+  let lg: Loadgen | null = null;
+  try {
+    lg = await Loadgen.start();
+    const port = Number(String(raw.ready.url).split(":")[1]);
+    const host = "127.0.0.1";
+    const request = { path: "/", headers: { "Content-Type": "application/json" }, body: "{}" };
+    const start = (n: number, rate: number) => ({
+      url: `http://${host}:${port}/start`,
+      body: JSON.stringify({ n, rate }),
+    });
+
+    const flood = await lg.run({
+      host,
+      port,
+      k: 3,
+      request,
+      preamble: 0,
+      endMarker: "TASK_STATE_COMPLETED",
+      trigger: start(1500, 0),
+      timeoutMs: 20_000,
+    });
+    assert.equal(flood.ok, true, flood.error);
+    // 1500 text frames and the completed status, on each of 3 connections.
+    assert.equal(flood.events, 3 * 1501);
+    assert.equal(flood.minPerClient, 1501);
+    assert.equal(flood.maxPerClient, 1501);
+    assert.equal(flood.maxId, 1501);
+    assert.ok(flood.rate > 0 && flood.windowMs > 0);
+    assert.equal(flood.lateArm, false);
+
+    const paced = await lg.run({
+      host,
+      port,
+      k: 2,
+      request,
+      preamble: 0,
+      endMarker: "TASK_STATE_COMPLETED",
+      latency: true,
+      trigger: start(20, 200),
+      timeoutMs: 20_000,
+    });
+    assert.equal(paced.ok, true, paced.error);
+    assert.equal(paced.events, 2 * 21);
+    assert.equal(paced.latency?.n, 2 * 21);
+    assert.ok(
+      paced.latency!.p50 >= -1 && paced.latency!.p99 < 5_000,
+      JSON.stringify(paced.latency),
+    );
+    // 20 events at 200/s take about 100 ms: the window cannot be much shorter.
+    assert.ok(paced.windowMs >= 60, `window ${paced.windowMs}`);
+
+    const replay = await lg.run({
+      host,
+      port,
+      k: 1,
+      request: { ...request, headers: { ...request.headers, "Last-Event-ID": "10" } },
+      preamble: 0,
+      stopAfter: 512,
+      timeoutMs: 20_000,
+    });
+    assert.equal(replay.ok, true, replay.error);
+    assert.equal(replay.events, 512);
+    assert.equal(replay.maxId, 522);
+
+    const refused = await lg.run({
+      host,
+      port,
+      k: 1,
+      request: { ...request, path: "/nope" },
+      preamble: 0,
+      timeoutMs: 5_000,
+    });
+    assert.equal(refused.ok, false);
+    assert.match(refused.error ?? "", /HTTP 404/);
+  } finally {
+    await lg?.stop();
+    kill(raw.pid);
+    await raw.child.status;
+  }
+});
