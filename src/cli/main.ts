@@ -17,6 +17,9 @@ type Command = (args: string[]) => Promise<number>;
 const commands: Record<string, () => Promise<Command>> = {
   run: async () => (await import("./run.ts")).runCommand,
   watch: async () => (await import("./watch.ts")).watchCommand,
+  stop: async () => (await import("./stop.ts")).stopCommand,
+  cancel: async () => (await import("./cancel.ts")).cancelCommand,
+  ps: async () => (await import("./ps.ts")).psCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

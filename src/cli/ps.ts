@@ -1,0 +1,68 @@
+/**
+ * `mur ps`: one row per running session on this machine, newest first (row 1 is @1):
+ * `SESSION CAPSULE STATUS UPTIME URL`. STATUS is `running` when the door answered naming the
+ * session, `unreachable` otherwise. Records of processes that are gone are pruned and reported
+ * on stderr.
+ */
+import { liveRunningRecords, probeCard } from "../session/running.ts";
+import { parse, UsageError, usageFailure } from "./args.ts";
+import { writeErr, writeOut } from "./output.ts";
+
+const USAGE = "usage: mur ps";
+
+const COLUMNS: [string, number][] = [
+  ["SESSION", 36],
+  ["CAPSULE", 24],
+  ["STATUS", 12],
+  ["UPTIME", 9],
+  ["URL", 0],
+];
+
+/** `HH:MM:SS`, with an `Nd ` prefix past a day. */
+export function formatUptime(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const days = Math.floor(s / 86400);
+  const hh = String(Math.floor((s % 86400) / 3600)).padStart(2, "0");
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(2, "0");
+  const ss = String(s % 60).padStart(2, "0");
+  return `${days > 0 ? `${days}d ` : ""}${hh}:${mm}:${ss}`;
+}
+
+function row(cells: string[]): string {
+  return cells.map((c, i) => (COLUMNS[i][1] ? c.padEnd(COLUMNS[i][1]) : c)).join("  ").trimEnd();
+}
+
+export async function psCommand(args: string[], now: () => number = Date.now): Promise<number> {
+  try {
+    const parsed = parse(args, { help: { type: "boolean", short: "h" } }, USAGE);
+    if (parsed.values.help) {
+      console.log(USAGE);
+      return 0;
+    }
+    if (parsed.positionals.length > 0) throw new UsageError("mur ps takes no arguments", USAGE);
+  } catch (e) {
+    if (e instanceof UsageError) return usageFailure("ps", e);
+    throw e;
+  }
+  const { live, pruned } = await liveRunningRecords();
+  for (const p of pruned) await writeErr(`pruned: ${p.record.session_id} — ${p.reason}\n`);
+  if (live.length === 0) {
+    await writeOut("no running capsules\n");
+    return 0;
+  }
+  const probes = await Promise.all(live.map((r) => probeCard(r.url, r.tokens?.operator, 2000)));
+  const lines = [row(COLUMNS.map(([name]) => name))];
+  live.forEach((r, i) => {
+    const p = probes[i];
+    const started = Date.parse(r.started_at);
+    lines.push(row([
+      r.session_id,
+      `${r.capsule_name}@${r.capsule_version}`,
+      p.ok && p.sessionId === r.session_id ? "running" : "unreachable",
+      Number.isNaN(started) ? "?" : formatUptime(now() - started),
+      r.url,
+    ]));
+  });
+  await writeOut(lines.join("\n") + "\n");
+  return 0;
+}

@@ -1,0 +1,176 @@
+/**
+ * `mur stop SESSION [--timeout SECONDS]`: end a running session.
+ *
+ * 1. murmur.StopSession through the door: every live task is canceled, and the door says what
+ *    keeps running. Then up to 5 s for the trace to record each canceled task's ending.
+ * 2. SIGTERM to the recorded pid (the session tears down cleanly and removes its record).
+ * 3. SIGKILL when it is still alive after --timeout (default 10; 0 = at once), then up to 5 s
+ *    for it to go. The record is removed once the process is gone.
+ *
+ * No --url: signals need the local pid, which only the record holds.
+ */
+import { MurError } from "../errors.ts";
+import {
+  pidAlive,
+  removeRunningRecord,
+  resolveSession,
+  type RunningRecord,
+} from "../session/running.ts";
+import { parse, UsageError, usageFailure } from "./args.ts";
+import { callDoor } from "./door_call.ts";
+import { writeOut } from "./output.ts";
+import { residueLine } from "./residue.ts";
+
+const USAGE = `usage: mur stop SESSION [--timeout SECONDS]
+
+SESSION is @N, a full ses_ id, or a unique suffix of 4+ characters.
+--timeout is how long the session has after SIGTERM before SIGKILL (default 10; 0 = at once).`;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls until `pid` is gone or `ms` have passed; true when it is gone. */
+async function waitExit(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (true) {
+    if (!(await pidAlive(pid))) return true;
+    if (Date.now() >= deadline) return false;
+    await sleep(Math.min(50, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/** Task ids among `ids` whose task_end the trace does not (yet) hold, after waiting up to `ms`. */
+async function unendedTasks(workdir: string, ids: string[], ms: number): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  let pending = [...ids];
+  while (pending.length > 0) {
+    let text = "";
+    try {
+      text = await Deno.readTextFile(`${workdir}/trace.jsonl`);
+    } catch { /* not written yet, or not there: keep waiting until the deadline */ }
+    const ended = new Set<string>();
+    for (const line of text.split("\n")) {
+      if (!line.includes('"task_end"')) continue;
+      try {
+        const ev = JSON.parse(line);
+        if (ev.event_type === "task_end" && typeof ev.task_id === "string") ended.add(ev.task_id);
+      } catch { /* a line being written */ }
+    }
+    pending = pending.filter((id) => !ended.has(id));
+    if (pending.length === 0 || Date.now() >= deadline) break;
+    await sleep(100);
+  }
+  return pending;
+}
+
+function signalError(rec: RunningRecord, e: unknown): MurError {
+  return new MurError(
+    "E-RUN-024",
+    `${rec.session_id} could not be ended: SIGTERM to pid ${rec.pid} was refused: ${
+      (e as Error).message
+    }`,
+    "is the session another user's? its tasks were already canceled through the door",
+  );
+}
+
+export async function stopCommand(args: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parse(args, {
+      timeout: { type: "string" },
+      url: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    }, USAGE);
+    if (parsed.values.help) {
+      console.log(USAGE);
+      return 0;
+    }
+    if (parsed.values.url !== undefined) {
+      throw new UsageError(
+        "mur stop takes no --url: it signals the session's process, which only a session address on this machine names",
+        USAGE,
+      );
+    }
+    if (parsed.positionals.length !== 1) throw new UsageError("give one SESSION", USAGE);
+    const t = parsed.values.timeout;
+    if (t !== undefined && !/^\d+(\.\d+)?$/.test(t)) {
+      throw new UsageError(`--timeout takes seconds, not '${t}'`, USAGE);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) return usageFailure("stop", e);
+    throw e;
+  }
+  const timeoutMs = Number(parsed.values.timeout ?? "10") * 1000;
+
+  const { record: rec, answered, reason } = await resolveSession(parsed.positionals[0], {
+    allowUnanswered: true,
+  });
+
+  // 1. Ask the door to cancel everything and say what keeps running.
+  const lines: string[] = [];
+  let canceled: string[] = [];
+  if (answered) {
+    try {
+      const answer = await callDoor(rec.url, "murmur.StopSession", {}, rec.tokens?.operator);
+      if (answer.ok) {
+        const r = answer.result as { canceled?: unknown; residue?: unknown };
+        canceled = Array.isArray(r?.canceled)
+          ? r.canceled.filter((x) => typeof x === "string")
+          : [];
+        const residue = Array.isArray(r?.residue) ? r.residue : [];
+        lines.push(...canceled.map((id) => `canceled: ${id}`));
+        lines.push(...residue.map(residueLine));
+        if (residue.length === 0) lines.push("residue: nothing else was left running");
+      } else {
+        lines.push(
+          `residue: unknown — the capsule could not be asked: murmur.StopSession answered ${answer.code} ${answer.message}`,
+        );
+      }
+    } catch (e) {
+      lines.push(`residue: unknown — the capsule could not be asked: ${(e as Error).message}`);
+    }
+  } else {
+    lines.push(`residue: unknown — the capsule could not be asked: ${reason}`);
+  }
+  const unended = canceled.length > 0 ? await unendedTasks(rec.workdir, canceled, 5000) : [];
+
+  // 2. SIGTERM, 3. SIGKILL after the timeout.
+  let signal: string;
+  if (!(await pidAlive(rec.pid))) {
+    signal = "none (the process had already exited)";
+  } else {
+    try {
+      Deno.kill(rec.pid, "SIGTERM");
+    } catch (e) {
+      if (await pidAlive(rec.pid)) throw signalError(rec, e);
+    }
+    signal = "SIGTERM";
+    if (!(await waitExit(rec.pid, timeoutMs))) {
+      try {
+        Deno.kill(rec.pid, "SIGKILL");
+      } catch (e) {
+        if (await pidAlive(rec.pid)) throw signalError(rec, e);
+      }
+      signal = `SIGTERM, then SIGKILL after ${timeoutMs / 1000}s`;
+      if (!(await waitExit(rec.pid, 5000))) {
+        throw new MurError(
+          "E-RUN-024",
+          `${rec.session_id} could not be ended: pid ${rec.pid} was still running 5 seconds after SIGKILL`,
+          "its record is kept; its tasks were already canceled. Check the process with ps",
+        );
+      }
+    }
+  }
+  // A session that ends cleanly removes its own record; a killed one cannot.
+  await removeRunningRecord(rec.session_id);
+
+  await writeOut(
+    [
+      `stopped: ${rec.session_id}`,
+      `capsule: ${rec.capsule_name}@${rec.capsule_version}`,
+      `signal:  ${signal}`,
+      ...lines,
+      ...unended.map((id) => `unended: ${id}  the trace does not record how this task ended`),
+    ].join("\n") + "\n",
+  );
+  return 0;
+}
