@@ -1,5 +1,270 @@
-/** `mur run`: placeholder until the session lands. */
-export function runCommand(_args: string[]): Promise<number> {
-  console.error("mur run: not built yet");
-  return Promise.resolve(1);
+/**
+ * `mur run` (contract §1): load the manifest, start the session and its door, announce it, run
+ * tasks until the lifecycle ends the session, and report `status:` with the exit code of §7.
+ */
+import { parseArgs } from "node:util";
+import { startDoor } from "../door/server.ts";
+import { createDriver } from "../drivers/mod.ts";
+import { MurError, warningLine } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { loadManifest } from "../manifest/load.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { NO_HOOKS } from "../session/hooks_api.ts";
+import { requestInputTool } from "../session/request_input.ts";
+import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
+import { Session, type SessionStatus } from "../session/session.ts";
+import { prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
+import { fence } from "../tools/fence.ts";
+import { ToolBox } from "../tools/toolbox.ts";
+import type { Tool } from "../tools/types.ts";
+
+const USAGE =
+  `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
+               [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
+               [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]`;
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
+
+function fail(message: string): never {
+  throw new MurError("E-IO-003", message, USAGE.split("\n")[0]);
+}
+
+function parse(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        manifest: { type: "string" },
+        task: { type: "string" },
+        context: { type: "string" },
+        resume: { type: "string" },
+        workdir: { type: "string" },
+        bind: { type: "string" },
+        port: { type: "string" },
+        json: { type: "boolean" },
+        verbose: { type: "boolean", short: "v" },
+        "lifecycle-task-acceptance": { type: "string" },
+        "lifecycle-after-task": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: false,
+      strict: true,
+    }).values;
+  } catch (e) {
+    fail(`mur run: ${e instanceof Error ? e.message : e}`);
+  }
+}
+
+function applyOverrides(m: Manifest, v: ReturnType<typeof parse>): void {
+  const acc = v["lifecycle-task-acceptance"];
+  if (acc !== undefined) {
+    if (acc !== "none" && acc !== "single" && acc !== "queue") {
+      fail(`--lifecycle-task-acceptance: '${acc}' is not one of none, single, queue`);
+    }
+    m.lifecycle.taskAcceptance = acc;
+  }
+  const after = v["lifecycle-after-task"];
+  if (after !== undefined) {
+    if (after !== "exit" && after !== "sleep") {
+      fail(`--lifecycle-after-task: '${after}' is not one of exit, sleep`);
+    }
+    m.lifecycle.afterTask = after;
+  }
+}
+
+async function readTask(arg: string | undefined, workdirRoot: string): Promise<string | null> {
+  if (arg !== undefined) {
+    try {
+      const st = await Deno.stat(arg);
+      if (st.isFile) return await Deno.readTextFile(arg);
+    } catch {
+      // not a file: the literal text
+    }
+    return arg;
+  }
+  try {
+    return await Deno.readTextFile(`${workdirRoot}/task.md`);
+  } catch {
+    return null;
+  }
+}
+
+export async function runCommand(args: string[]): Promise<number> {
+  const v = parse(args);
+  if (v.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const { manifest, warnings } = await loadManifest(v.manifest ?? "./murmur.yaml");
+  for (const w of warnings) console.error(w);
+  applyOverrides(manifest, v);
+  if (v.resume !== undefined) {
+    throw new MurError("E-RUN-017", "--resume is not available in this build yet");
+  }
+  let port = manifest.network.internalPort ?? 0;
+  if (v.port !== undefined) {
+    if (!/^\d+$/.test(v.port) || Number(v.port) > 65535) fail(`--port: '${v.port}' is not a port`);
+    port = Number(v.port);
+  }
+  const bind = v.bind ?? "127.0.0.1";
+  if (!LOOPBACK.test(bind) && !manifest.network.authentication) {
+    console.error(warningLine(
+      "W-SEC-032",
+      `the door is bound to ${bind} and network.authentication is not declared — any caller that reaches it can call every method`,
+    ));
+  }
+
+  const driver = await createDriver(manifest);
+  const sessionId = newId("ses");
+  const workdir = prepareWorkdir(manifest, sessionId, v.workdir);
+  const taskText = await readTask(v.task, workdir.root);
+  if (v.task !== undefined && taskText !== null) {
+    await Deno.writeTextFile(`${workdir.root}/task.md`, taskText);
+  }
+
+  const sessionTools = new Map<string, Tool>();
+  const toolbox = new ToolBox({
+    capabilities: manifest.capabilities,
+    tools: manifest.tools,
+    shellGraceSecs: manifest.lifecycle.shellGraceSecs,
+  });
+  const idleSecs = Number(Deno.env.get("MURMUR_A2A_TIMEOUT_SECS") ?? "30");
+  const session: Session = new Session({
+    id: sessionId,
+    manifest,
+    workdir,
+    driver,
+    tools: toolbox,
+    sessionTools,
+    hooks: NO_HOOKS,
+    contextId: v.context,
+    idleTimeoutMs: (Number.isFinite(idleSecs) ? idleSecs : 30) * 1000,
+    residue: () =>
+      toolbox.detached.list().map((d) => ({
+        kind: "detached_shell" as const,
+        work_id: d.workId,
+        binary: d.binary,
+        command: d.command,
+        started_at_ms: d.startedAtMs,
+      })),
+    warn: (line) => console.error(line),
+  });
+  if (manifest.tools.some((t) => t.kind === "builtin" && t.name === "request-input")) {
+    const tool = requestInputTool(
+      session.registry,
+      manifest.lifecycle.inputTimeoutSecs,
+      (reply) => fence("tool:request-input", reply),
+    );
+    toolbox.register(tool);
+    sessionTools.set(tool.name, tool);
+  }
+  await session.begin({});
+  const launch = taskText !== null ? session.launch(taskText) : null;
+
+  let door;
+  try {
+    door = await startDoor({
+      session,
+      bind,
+      port,
+      tools: session.toolNames(),
+      streamsText: true,
+      heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
+      warn: (line) => console.error(line),
+    });
+  } catch (e) {
+    if (launch) session.cancel(launch);
+    session.shutdown();
+    await session.run();
+    throw e;
+  }
+
+  const toolList = session.toolNames().map((name) => ({
+    name,
+    description: toolbox.specs().find((s) => s.name === name)?.description ?? "",
+  }));
+  writeMurmurMd(workdir, {
+    manifest,
+    sessionId,
+    url: door.address,
+    tools: toolList,
+    model: driver.model,
+  });
+  try {
+    await writeRunningRecord({
+      session_id: sessionId,
+      url: door.address,
+      pid: Deno.pid,
+      capsule_name: manifest.name,
+      capsule_version: manifest.version,
+      workdir: workdir.root,
+      started_at: new Date().toISOString(),
+      ...(door.tokens ? { tokens: door.tokens as { operator: string } } : {}),
+    });
+  } catch (e) {
+    console.error(warningLine(
+      "W-SEC-023",
+      `this session's record under ~/.murmur/running/ could not be written, so \`mur watch\` and \`mur cancel\` cannot reach it by session address — only by the URL it announces: ${
+        e instanceof Error ? e.message : e
+      }`,
+    ));
+  }
+
+  if (v.json) {
+    console.log(JSON.stringify({
+      url: door.address,
+      pid: Deno.pid,
+      session_id: sessionId,
+      name: manifest.name,
+      version: manifest.version,
+      workdir: workdir.root,
+      ...(door.tokens ? { tokens: door.tokens } : {}),
+    }));
+  } else {
+    console.log(`murmur: url ${door.address}`);
+    console.log(`session: ${sessionId}`);
+    if (v.verbose) {
+      console.log(`workdir: ${workdir.root}`);
+      console.log(`manifest: ${manifest.path}`);
+      console.log(`driver: ${manifest.inference.driver}`);
+    }
+  }
+
+  // SIGTERM / SIGINT end the session cleanly; a second signal exits at once.
+  let signals = 0;
+  const onSignal = (code: number) => () => {
+    signals++;
+    if (signals > 1) Deno.exit(code);
+    session.shutdown();
+  };
+  const term = onSignal(143);
+  const int = onSignal(130);
+  Deno.addSignalListener("SIGTERM", term);
+  Deno.addSignalListener("SIGINT", int);
+
+  let status: SessionStatus;
+  try {
+    status = await session.run();
+  } finally {
+    session.log.close();
+    await door.shutdown();
+    await removeRunningRecord(sessionId).catch(() => {});
+    toolbox.detached.releaseAll();
+    await driver.close?.();
+    Deno.removeSignalListener("SIGTERM", term);
+    Deno.removeSignalListener("SIGINT", int);
+  }
+  if (!v.json) console.log(`status: ${status}`);
+  if (status !== "ok") {
+    const reason = launch?.status.message?.parts[0];
+    const text = reason && "text" in reason ? reason.text : status;
+    console.error(
+      new MurError(
+        "E-RUN-040",
+        `the task ended ${status}: ${text}`,
+        `read ${workdir.resultFile} and run mur trace show ${sessionId}`,
+      ).format(),
+    );
+  }
+  return status === "ok" ? 0 : 1;
 }

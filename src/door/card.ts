@@ -1,0 +1,128 @@
+/**
+ * The agent card (door-facts §2, contract §5): serialized once at launch. The public card of an
+ * authenticated door drops the capsule extension; the extended card keeps it.
+ */
+import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
+import type { Manifest } from "../manifest/types.ts";
+
+export interface CardInput {
+  manifest: Manifest;
+  sessionId: string;
+  /** `localhost:<port>` */
+  address: string;
+  /** Model-visible tool names. */
+  tools: string[];
+  /** The transport streams text (http always; process when its harness does). */
+  streamsText: boolean;
+}
+
+export const BASE_METHODS = [
+  "SendMessage",
+  "SendStreamingMessage",
+  "SubscribeToTask",
+  "GetTask",
+  "ListTasks",
+  "CancelTask",
+  "murmur.WatchSession",
+  "murmur.StopSession",
+];
+
+export function doorMethods(authenticated: boolean): string[] {
+  return authenticated ? [...BASE_METHODS, "GetExtendedAgentCard"] : [...BASE_METHODS];
+}
+
+export function streamFrames(process: boolean): string[] {
+  return [
+    "text",
+    "thinking",
+    "tool-call-started",
+    "tool-call-progress",
+    "artifact",
+    ...(process ? ["quota", "suggested-prompt"] : []),
+    "gap",
+    "lagged",
+    "connection-ack",
+    "capsule-closed",
+  ];
+}
+
+export function buildCards(c: CardInput): { public: unknown; extended: unknown | null } {
+  const m = c.manifest;
+  const authenticated = m.network.authentication !== undefined;
+  const accepts = m.lifecycle.taskAcceptance !== "none";
+  const door = {
+    uri: DOOR_URI,
+    description:
+      "Every JSON-RPC method this door answers, including the murmur methods murmur.WatchSession and murmur.StopSession, which are not A2A methods, and whether it accepts tasks from peer capsules.",
+    required: false,
+    params: { methods: doorMethods(authenticated), peerTasks: false },
+  };
+  const capsule = {
+    uri: CAPSULE_URI,
+    description:
+      "The session answering this address and what the capsule may do. Served only to authenticated callers once the door authenticates.",
+    required: false,
+    params: {
+      sessionId: c.sessionId,
+      tools: c.tools,
+      shell: m.capabilities.shell.allow.length > 0,
+      network: false,
+      planes: [],
+    },
+  };
+  const stream = {
+    uri: STREAM_URI,
+    description:
+      "The murmur frames this capsule writes in addition to the A2A v1.0 events: sent on SendStreamingMessage and SubscribeToTask when the request's A2A-Extensions header names this URI, and always on murmur.WatchSession. Each is carried in a StreamResponse under metadata keyed by this URI.",
+    required: false,
+    params: { frames: streamFrames(m.inference.transport === "process") },
+  };
+  const card = (extensions: unknown[]) => ({
+    name: m.name,
+    description: `Murmur capsule ${m.name} ${m.version}`,
+    version: m.version,
+    supportedInterfaces: [{
+      url: `http://${c.address}`,
+      protocolBinding: "JSONRPC",
+      protocolVersion: "1.0",
+    }],
+    capabilities: {
+      streaming: accepts && c.streamsText,
+      pushNotifications: false,
+      extendedAgentCard: authenticated,
+      extensions,
+    },
+    securitySchemes: authenticated
+      ? {
+        bearer: {
+          httpAuthSecurityScheme: {
+            scheme: "Bearer",
+            description:
+              "A token this capsule's runtime mints at launch and accepts until the session ends.",
+          },
+        },
+      }
+      : {},
+    securityRequirements: authenticated ? [{ schemes: { bearer: { list: [] } } }] : [],
+    defaultInputModes: ["text/plain", "application/json"],
+    defaultOutputModes: ["text/plain", "application/json"],
+    skills: accepts
+      ? [{
+        id: "task",
+        name: "Run a task",
+        description: "Runs one task given as a text message and reports its outcome.",
+        tags: ["task"],
+        ...(authenticated
+          ? {
+            securityRequirements: [
+              { schemes: { bearer: { list: ["SendMessage"] } } },
+              { schemes: { bearer: { list: ["SendStreamingMessage"] } } },
+            ],
+          }
+          : {}),
+      }]
+      : [],
+  });
+  if (!authenticated) return { public: card([door, capsule, stream]), extended: null };
+  return { public: card([door, stream]), extended: card([door, capsule, stream]) };
+}

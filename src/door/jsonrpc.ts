@@ -1,0 +1,117 @@
+/**
+ * The JSON-RPC 2.0 envelope of the door: parsing, the checks in the reference's order, and the
+ * error bodies (door-facts §3–§4). Every answer is HTTP 200 with one JSON body.
+ */
+
+export type RpcId = string | number | null;
+
+export interface RpcErrorBody {
+  code: number;
+  message: string;
+  data?: unknown[];
+}
+
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown[],
+  ) {
+    super(message);
+  }
+}
+
+/** A2A errors carry one google.rpc.ErrorInfo in `data` (string metadata values only). */
+export function a2aError(
+  code: number,
+  reason: string,
+  message: string,
+  metadata: Record<string, string> = {},
+  domain = "a2a-protocol.org",
+): RpcError {
+  return new RpcError(code, message, [{
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    reason,
+    domain,
+    metadata,
+  }]);
+}
+
+export const invalidParams = (message: string) => new RpcError(-32602, message);
+
+export function taskNotFound(taskId: string): RpcError {
+  return a2aError(-32001, "TASK_NOT_FOUND", "Task not found", { taskId });
+}
+
+export function unsupported(message: string, metadata: Record<string, string> = {}): RpcError {
+  return a2aError(-32004, "UNSUPPORTED_OPERATION", message, metadata);
+}
+
+export function rpcResult(id: RpcId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
+}
+
+export function rpcErrorBody(id: RpcId, e: RpcError): string {
+  const error: RpcErrorBody = { code: e.code, message: e.message };
+  if (e.data) error.data = e.data;
+  return JSON.stringify({ jsonrpc: "2.0", id, error });
+}
+
+export interface Envelope {
+  id: string | number;
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** A valid id is a string or an integer; anything else makes the request invalid. */
+function validId(id: unknown): id is string | number {
+  return typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id));
+}
+
+/**
+ * Parses the body into an envelope. Throws `{id, error}` with -32700 / -32600; the id is echoed
+ * when it was valid.
+ */
+export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcError } {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return { id: null, error: new RpcError(-32700, "Invalid JSON payload") };
+  }
+  const invalid = (id: RpcId) => ({
+    id,
+    error: new RpcError(-32600, "Request payload validation error"),
+  });
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return invalid(null);
+  const v = value as Record<string, unknown>;
+  const id = validId(v.id) ? v.id : null;
+  if (v.jsonrpc !== "2.0" || typeof v.method !== "string" || !validId(v.id)) return invalid(id);
+  return {
+    id: v.id,
+    method: v.method,
+    params: v.params as Record<string, unknown>,
+  };
+}
+
+/** `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (door-facts §8). */
+export function checkVersion(headers: Headers): RpcError | null {
+  const raw = headers.get("a2a-version");
+  // Headers joins repeated lines with ", ": two lines are two values, refused even if both 1.0.
+  const values = raw === null ? [] : raw.split(",").map((s) => s.trim());
+  if (values.length === 1 && /^1\.0(\.\d+)?$/.test(values[0])) return null;
+  const requested = values.join(", ");
+  return a2aError(
+    -32009,
+    "VERSION_NOT_SUPPORTED",
+    `A2A version '${requested}' is not supported; this agent speaks 1.0`,
+    { requestedVersion: requested, supportedVersions: "1.0" },
+  );
+}
+
+/** ProtoJSON: read `historyLength` or `history_length`. */
+export function param(params: Record<string, unknown>, camel: string): unknown {
+  if (camel in params) return params[camel];
+  const snake = camel.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
+  return params[snake];
+}

@@ -1,0 +1,126 @@
+/**
+ * Reading `params.message` of SendMessage / SendStreamingMessage completely, or refusing it
+ * (door-facts §5, checks 1–6), and rendering its parts as the text the model receives.
+ */
+import { a2aError, invalidParams, type RpcError } from "./jsonrpc.ts";
+import { DOOR_URI } from "../events/frames.ts";
+
+export interface IncomingMessage {
+  messageId: string;
+  taskId?: string;
+  contextId?: string;
+  text: string;
+  referenceTaskIds: string[];
+  forgetSession: boolean;
+  /** The message's metadata named the door extension (the response then names its URI). */
+  usedDoorExtension: boolean;
+}
+
+const bad = (m: string) => invalidParams(`Invalid params: ${m}`);
+
+export function readMessage(params: Record<string, unknown>): IncomingMessage | RpcError {
+  const m = params.message;
+  if (typeof m !== "object" || m === null || Array.isArray(m)) {
+    return bad("params.message must be an A2A Message object");
+  }
+  const msg = m as Record<string, unknown>;
+  const messageId = msg.messageId ?? msg.message_id;
+  if (typeof messageId !== "string" || messageId === "") {
+    return bad("message.messageId must be a non-empty string");
+  }
+  if (msg.role !== "ROLE_USER") {
+    return bad("message.role must be ROLE_USER: a message to this agent is from the user");
+  }
+  const parts = msg.parts;
+  if (!Array.isArray(parts) || parts.length === 0) {
+    return bad("message.parts must be a non-empty array");
+  }
+  const kinds = ["text", "raw", "url", "data"] as const;
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i];
+    if (typeof p !== "object" || p === null || Array.isArray(p)) {
+      return bad(`message.parts[${i}] is not an object`);
+    }
+    const set = kinds.filter((k) => k in (p as object));
+    if (set.length === 0) return bad(`message.parts[${i}] sets none of text, raw, url and data`);
+    if (set.length > 1) {
+      return bad(
+        `message.parts[${i}] sets ${
+          set.join(" and ")
+        }; a part sets exactly one of text, raw, url and data`,
+      );
+    }
+    for (const f of ["text", "raw", "url", "mediaType", "filename"]) {
+      const v = (p as Record<string, unknown>)[f];
+      if (v !== undefined && typeof v !== "string") {
+        return bad(`message.parts[${i}].${f} is not a string`);
+      }
+    }
+  }
+  const taskId = msg.taskId ?? msg.task_id;
+  if (taskId !== undefined && typeof taskId !== "string") {
+    return bad("message.taskId must be a string");
+  }
+  const contextId = msg.contextId ?? msg.context_id;
+  if (contextId !== undefined && typeof contextId !== "string") {
+    return bad("message.contextId must be a string");
+  }
+  const refs = msg.referenceTaskIds ?? msg.reference_task_ids;
+  let referenceTaskIds: string[] = [];
+  if (refs !== undefined) {
+    if (!Array.isArray(refs)) return bad("message.referenceTaskIds must be an array");
+    if (refs.some((r) => typeof r !== "string" || r === "")) {
+      return bad("message.referenceTaskIds must hold non-empty strings");
+    }
+    referenceTaskIds = [...new Set(refs as string[])];
+    if (referenceTaskIds.length > 16) {
+      return bad(
+        `message.referenceTaskIds names ${referenceTaskIds.length} tasks; at most 16 may be referenced`,
+      );
+    }
+  }
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i] as Record<string, unknown>;
+    const kind = "raw" in p ? "raw" : "url" in p ? "url" : null;
+    if (kind) {
+      const md: Record<string, string> = { partIndex: String(i) };
+      if (typeof p.mediaType === "string") md.mediaType = p.mediaType;
+      return a2aError(
+        -32005,
+        "CONTENT_TYPE_NOT_SUPPORTED",
+        `message.parts[${i}] is a ${kind} part; this agent reads text and data parts only`,
+        md,
+      );
+    }
+  }
+  const meta = msg.metadata;
+  const doorMeta = typeof meta === "object" && meta !== null
+    ? (meta as Record<string, unknown>)[DOOR_URI]
+    : undefined;
+  const forgetSession = typeof doorMeta === "object" && doorMeta !== null &&
+    (doorMeta as Record<string, unknown>).forgetSession === true;
+  return {
+    messageId,
+    taskId: taskId === "" ? undefined : taskId as string | undefined,
+    contextId: contextId as string | undefined,
+    text: renderParts(parts as Record<string, unknown>[]),
+    referenceTaskIds,
+    forgetSession,
+    usedDoorExtension: doorMeta !== undefined,
+  };
+}
+
+/** Parts in order joined by `\n`: text as-is, data pretty-printed in a fence labelled `data`. */
+export function renderParts(parts: Record<string, unknown>[]): string {
+  return parts.map((p) => {
+    if ("text" in p) return String(p.text);
+    const json = JSON.stringify(p.data, null, 2) ?? "null";
+    let label = "data";
+    const clean = (v: string) => v.replace(/[\s`=]/g, "_");
+    if (typeof p.mediaType === "string") label += ` media-type=${clean(p.mediaType)}`;
+    if (typeof p.filename === "string") label += ` filename=${clean(p.filename)}`;
+    const longest = Math.max(0, ...(json.match(/`+/g) ?? []).map((r) => r.length));
+    const fence = "`".repeat(Math.max(3, longest + 1));
+    return `${fence}${label}\n${json}\n${fence}`;
+  }).join("\n");
+}

@@ -1,0 +1,175 @@
+/**
+ * The three stream endpoints (seed 000 "Endpoints"): SendStreamingMessage, SubscribeToTask and
+ * murmur.WatchSession. Every refusal is one JSON-RPC body before any stream opens; a stream is
+ * an event view over the session's log.
+ */
+import type { StreamResponse } from "../a2a/types.ts";
+import { isTerminal } from "../a2a/types.ts";
+import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
+import { openView, type TaskProbe, type ViewKind } from "../events/view.ts";
+import type { TaskRecord } from "../session/task_record.ts";
+import { artifactOf, toA2A } from "../session/task_record.ts";
+import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { type CallContext, deliverReply, routeMessage } from "./methods.ts";
+
+export interface StreamRequest {
+  id: string | number;
+  params: Record<string, unknown>;
+  headers: Headers;
+  heartbeatMs: number;
+  warn(line: string): void;
+}
+
+/** The request named the stream extension in any A2A-Extensions line (exact match). */
+export function activates(headers: Headers): boolean {
+  const raw = headers.get("a2a-extensions");
+  if (!raw) return false;
+  return raw.split(",").map((s) => s.trim()).filter(Boolean).includes(STREAM_URI);
+}
+
+/** `Last-Event-ID` as a u64, or undefined when absent or not a number. */
+export function lastEventId(headers: Headers): number | undefined {
+  const raw = headers.get("last-event-id");
+  if (raw === null) return undefined;
+  const v = raw.trim();
+  if (!/^\d+$/.test(v)) return undefined;
+  const n = Number(v);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function sseResponse(body: ReadableStream<Uint8Array>, extensions: string[]): Response {
+  const headers = new Headers({
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+  });
+  if (extensions.length) headers.set("A2A-Extensions", extensions.join(", "));
+  return new Response(body, { headers });
+}
+
+function probeOf(task: TaskRecord): TaskProbe {
+  return {
+    state: () => task.state,
+    ending: () => {
+      const out: StreamResponse[] = [];
+      if (task.state === "TASK_STATE_COMPLETED" && task.response) {
+        out.push({
+          artifactUpdate: {
+            taskId: task.id,
+            contextId: task.contextId,
+            artifact: artifactOf("response", task.response),
+            lastChunk: true,
+          },
+        });
+      }
+      out.push({
+        statusUpdate: { taskId: task.id, contextId: task.contextId, status: task.status },
+      });
+      return out;
+    },
+    inputRequired: () => ({
+      statusUpdate: { taskId: task.id, contextId: task.contextId, status: task.status },
+    }),
+  };
+}
+
+function taskView(
+  ctx: CallContext,
+  req: StreamRequest,
+  kind: ViewKind,
+  task: TaskRecord,
+  opening: StreamResponse,
+  extensions: string[],
+): Response {
+  const activated = activates(req.headers);
+  const body = openView({
+    kind,
+    log: ctx.session.log,
+    requestId: req.id,
+    activated,
+    heartbeatMs: req.heartbeatMs,
+    taskId: task.id,
+    probe: probeOf(task),
+    opening,
+    lastEventId: lastEventId(req.headers),
+    warn: req.warn,
+  });
+  return sseResponse(body, activated ? [...extensions, STREAM_URI] : extensions);
+}
+
+export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
+  if (!ctx.session.acceptsTasks) {
+    throw unsupported(
+      "this capsule does not stream: its lifecycle.task_acceptance is none, so it takes no tasks",
+    );
+  }
+  const routed = routeMessage(ctx, req.params);
+  const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
+  if (routed.kind === "reply") {
+    deliverReply(ctx, routed.task, routed.msg);
+    const snapshot = toA2A(routed.task);
+    return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
+  }
+  const res = ctx.session.submit({
+    text: routed.msg.text,
+    messageId: routed.msg.messageId,
+    contextId: routed.msg.contextId,
+    origin: ctx.origin,
+    trusted: ctx.trusted,
+  });
+  if (res.kind === "rejected") {
+    // Exactly one unnumbered `task` event, then the stream ends.
+    const one = new TextEncoder().encode(
+      `data: {"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":${
+        JSON.stringify({ task: toA2A(res.task) })
+      }}\n\n`,
+    );
+    return sseResponse(
+      new ReadableStream({
+        start(c) {
+          c.enqueue(one);
+          c.close();
+        },
+      }),
+      ext,
+    );
+  }
+  return taskView(ctx, req, "send", res.task, { task: toA2A(res.task) }, ext);
+}
+
+export function subscribeToTask(ctx: CallContext, req: StreamRequest): Response {
+  const id = req.params.id;
+  if (typeof id !== "string" || id === "") {
+    throw invalidParams("Invalid params: SubscribeToTask requires an id");
+  }
+  if (!ctx.session.acceptsTasks) {
+    throw unsupported(
+      "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
+    );
+  }
+  const task = ctx.session.registry.get(id);
+  if (!task) throw taskNotFound(id);
+  if (isTerminal(task.state)) {
+    throw unsupported(`task ${task.id} has ended in ${task.state}; read it with GetTask`, {
+      taskId: task.id,
+      state: task.state,
+    });
+  }
+  return taskView(ctx, req, "subscribe", task, { task: toA2A(task) }, []);
+}
+
+export function watchSession(ctx: CallContext, req: StreamRequest): Response {
+  const body = openView({
+    kind: "watch",
+    log: ctx.session.log,
+    requestId: req.id,
+    activated: true,
+    heartbeatMs: req.heartbeatMs,
+    conversationMode: ctx.session.conversationMode,
+    lastEventId: lastEventId(req.headers),
+    warn: req.warn,
+  });
+  return sseResponse(body, [DOOR_URI, STREAM_URI]);
+}
+
+export { RpcError };

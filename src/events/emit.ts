@@ -1,0 +1,82 @@
+/**
+ * Builds the log inputs for the events a task writes: statuses, the response artifact and the
+ * murmur frames carried as statusUpdates (seed 000 "Carriers"). The registry and the loop call
+ * these; nothing here knows about HTTP.
+ */
+import type { Artifact, TaskState, TaskStatus } from "../a2a/types.ts";
+import { timestamp } from "../a2a/types.ts";
+import type { EventInput } from "./log.ts";
+import type { TaskFrame } from "./frames.ts";
+import { STREAM_URI } from "./frames.ts";
+
+export interface TaskIds {
+  id: string;
+  contextId: string;
+}
+
+/** A statusUpdate; `annotation` (the reopen ordinal) is seen only by activated connections. */
+export function statusInput(
+  task: TaskIds,
+  status: TaskStatus,
+  annotation?: Record<string, unknown>,
+): EventInput {
+  const plain = { statusUpdate: { taskId: task.id, contextId: task.contextId, status } };
+  const activated = annotation
+    ? {
+      statusUpdate: {
+        taskId: task.id,
+        contextId: task.contextId,
+        status,
+        metadata: { [STREAM_URI]: annotation },
+      },
+    }
+    : plain;
+  return {
+    taskId: task.id,
+    contextId: task.contextId,
+    standard: true,
+    plain,
+    activated,
+    state: status.state,
+    isStatus: true,
+  };
+}
+
+/** The `response` artifactUpdate written right before TASK_STATE_COMPLETED. */
+export function responseInput(task: TaskIds, artifact: Artifact, state: TaskState): EventInput {
+  const ev = {
+    artifactUpdate: { taskId: task.id, contextId: task.contextId, artifact, lastChunk: true },
+  };
+  return {
+    taskId: task.id,
+    contextId: task.contextId,
+    standard: true,
+    activated: ev,
+    state,
+    isStatus: false,
+  };
+}
+
+/** A task frame in its carrier: a statusUpdate repeating the state, no message. */
+export function frameInput(
+  task: TaskIds,
+  state: TaskState,
+  frame: TaskFrame,
+  now: number = Date.now(),
+): EventInput {
+  return {
+    taskId: task.id,
+    contextId: task.contextId,
+    standard: false,
+    activated: {
+      statusUpdate: {
+        taskId: task.id,
+        contextId: task.contextId,
+        status: { state, timestamp: timestamp(now) },
+        metadata: { [STREAM_URI]: frame },
+      },
+    },
+    state,
+    isStatus: false,
+  };
+}

@@ -1,0 +1,150 @@
+/**
+ * The session's event log: every numbered event passes here once. It numbers events (one
+ * sequence per session, from 1), keeps the last 512 in a replay ring, and fans out to
+ * subscriptions. Each event's StreamResponse is serialized and encoded once, when appended;
+ * connections only add their own envelope around the shared bytes.
+ */
+import { isTerminal, type TaskState } from "../a2a/types.ts";
+import { Subscription } from "./subscription.ts";
+
+export const REPLAY_CAPACITY = 512;
+
+const enc = new TextEncoder();
+
+/** What the log needs to know about an event to route and frame it. */
+export interface EventInput {
+  taskId: string;
+  contextId: string;
+  /** A standard A2A event (statusUpdate / artifactUpdate): plain connections see it. */
+  standard: boolean;
+  /** The StreamResponse for plain connections (standard events only). */
+  plain?: unknown;
+  /** The StreamResponse for activated connections (with murmur metadata). */
+  activated: unknown;
+  /** The task's state after this event (a carrier repeats it). */
+  state: TaskState;
+  /** A statusUpdate (not a carrier, not an artifactUpdate): it can end a task stream. */
+  isStatus: boolean;
+}
+
+export interface LogEntry {
+  readonly id: number;
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly standard: boolean;
+  readonly state: TaskState;
+  /** A terminal statusUpdate: ends a task stream. */
+  readonly terminal: boolean;
+  /** A TASK_STATE_INPUT_REQUIRED statusUpdate: ends a live SendStreamingMessage stream. */
+  readonly inputRequired: boolean;
+  /** `id: N\n` */
+  readonly idLine: Uint8Array;
+  /** The encoded StreamResponse JSON for plain connections (null: not for them). */
+  readonly plain: Uint8Array | null;
+  /** The encoded StreamResponse JSON for activated connections. */
+  readonly activated: Uint8Array;
+}
+
+export interface Replay {
+  /** Set when events after the cursor were evicted or the cursor was never issued. */
+  gap: number | null;
+  entries: LogEntry[];
+}
+
+export class EventLog {
+  #ring: (LogEntry | undefined)[] = new Array(REPLAY_CAPACITY);
+  #count = 0; // events ever appended; the last id issued
+  #subs = new Set<Subscription>();
+  #closed = false;
+
+  /** The id the next event will take. */
+  get nextId(): number {
+    return this.#count + 1;
+  }
+
+  get lastId(): number {
+    return this.#count;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Live subscriptions (exposed for leak checks). */
+  get subscriptionCount(): number {
+    return this.#subs.size;
+  }
+
+  append(input: EventInput): LogEntry {
+    if (this.#closed) throw new Error("event log is closed");
+    const id = ++this.#count;
+    const activated = enc.encode(JSON.stringify(input.activated));
+    const plain = input.standard
+      ? (input.plain === undefined || input.plain === input.activated
+        ? activated
+        : enc.encode(JSON.stringify(input.plain)))
+      : null;
+    const entry: LogEntry = {
+      id,
+      taskId: input.taskId,
+      contextId: input.contextId,
+      standard: input.standard,
+      state: input.state,
+      terminal: input.isStatus && isTerminal(input.state),
+      inputRequired: input.isStatus && input.state === "TASK_STATE_INPUT_REQUIRED",
+      idLine: enc.encode(`id: ${id}\n`),
+      plain,
+      activated,
+    };
+    this.#ring[(id - 1) % REPLAY_CAPACITY] = entry;
+    for (const sub of this.#subs) sub.offer(entry);
+    return entry;
+  }
+
+  /** The oldest id still in the replay ring (0 when empty). */
+  get firstAvailableId(): number {
+    if (this.#count === 0) return 0;
+    return Math.max(1, this.#count - REPLAY_CAPACITY + 1);
+  }
+
+  /**
+   * Seed 000 "Replay": every buffered event after `after`, with a gap when events after it were
+   * evicted or `after` was never issued.
+   */
+  replay(after: number): Replay {
+    if (this.#count === 0) return { gap: null, entries: [] };
+    const first = this.firstAvailableId;
+    let gap: number | null = null;
+    let from = after + 1;
+    if (after >= this.nextId || after < 0) {
+      gap = first;
+      from = first;
+    } else if (first > after + 1) {
+      gap = first;
+      from = first;
+    }
+    const entries: LogEntry[] = [];
+    for (let id = from; id <= this.#count; id++) {
+      entries.push(this.#ring[(id - 1) % REPLAY_CAPACITY]!);
+    }
+    return { gap, entries };
+  }
+
+  /**
+   * A new subscription receives every event appended from now on that `filter` accepts.
+   * Subscribe before reading a snapshot, so no event between the two is lost.
+   */
+  subscribe(filter?: (e: LogEntry) => boolean, capacity?: number): Subscription {
+    const sub = new Subscription(filter, capacity, () => this.#subs.delete(sub));
+    if (this.#closed) sub.end();
+    else this.#subs.add(sub);
+    return sub;
+  }
+
+  /** The session's event stream ends: every subscription is told, after what it holds. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const sub of this.#subs) sub.end();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The task registry: the single source of truth for GetTask, ListTasks and CancelTask. Every
+ * state change goes through it, and it writes the status event itself, after the record already
+ * answers the new state — so "GetTask answers the state before the terminal status is written"
+ * holds by construction.
+ */
+import type { TaskState } from "../a2a/types.ts";
+import { isTerminal, timestamp } from "../a2a/types.ts";
+import { frameInput, responseInput, statusInput } from "../events/emit.ts";
+import type { TaskFrame } from "../events/frames.ts";
+import type { EventLog } from "../events/log.ts";
+import { newId } from "../ids.ts";
+import type { Lane, Origin, TaskRecord, TaskSource } from "./task_record.ts";
+import { agentMessage, artifactOf, laneOf } from "./task_record.ts";
+
+export interface NewTask {
+  contextId?: string;
+  origin: Origin;
+  source: TaskSource;
+  trusted: boolean;
+  text: string;
+  messageId?: string;
+}
+
+export class Registry {
+  readonly #tasks = new Map<string, TaskRecord>();
+
+  constructor(private readonly log: EventLog, private readonly clock: () => number = Date.now) {}
+
+  get(id: string): TaskRecord | undefined {
+    return this.#tasks.get(id);
+  }
+
+  all(): TaskRecord[] {
+    return [...this.#tasks.values()];
+  }
+
+  /** A new task in TASK_STATE_SUBMITTED. Writes no event: the opening `task` is per stream. */
+  create(init: NewTask): TaskRecord {
+    const now = this.clock();
+    let markDone!: () => void;
+    const done = new Promise<void>((r) => (markDone = r));
+    const id = newId("tsk");
+    const task: TaskRecord = {
+      id,
+      contextId: init.contextId ?? newId("ctx"),
+      origin: init.origin,
+      lane: laneOf(init.origin),
+      source: init.source,
+      trusted: init.trusted,
+      text: init.text,
+      messageId: init.messageId,
+      createdAt: now,
+      state: "TASK_STATE_SUBMITTED",
+      status: { state: "TASK_STATE_SUBMITTED", timestamp: timestamp(now) },
+      changedAt: now,
+      residue: [],
+      attachments: new Map(),
+      abort: new AbortController(),
+      done,
+      markDone,
+    };
+    this.#tasks.set(id, task);
+    return task;
+  }
+
+  /** A task refused at the door: never kept, never numbered (the one `task` event of its stream). */
+  rejectedAtDoor(init: NewTask, message: string): TaskRecord {
+    const task = this.create(init);
+    this.#tasks.delete(task.id);
+    task.state = "TASK_STATE_REJECTED";
+    task.status = {
+      state: "TASK_STATE_REJECTED",
+      message: agentMessage(`msg_${task.id}_status`, task, message),
+      timestamp: timestamp(task.changedAt),
+    };
+    task.markDone();
+    return task;
+  }
+
+  /**
+   * A non-terminal status: a state change or a working step. `annotation` is the reopen ordinal
+   * that only activated connections see.
+   */
+  status(
+    task: TaskRecord,
+    state: Exclude<TaskState, "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED">,
+    message?: string,
+    annotation?: Record<string, unknown>,
+  ): void {
+    if (isTerminal(task.state)) return;
+    const now = this.clock();
+    task.state = state;
+    task.status = {
+      state,
+      ...(message !== undefined ? { message: agentMessage(newId("msg"), task, message) } : {}),
+      timestamp: timestamp(now),
+    };
+    task.changedAt = now;
+    if (state !== "TASK_STATE_INPUT_REQUIRED") task.prompt = undefined;
+    this.log.append(statusInput(task, task.status, annotation));
+  }
+
+  /** A murmur frame of a working task. */
+  frame(task: TaskRecord, frame: TaskFrame): void {
+    if (isTerminal(task.state)) return;
+    this.log.append(frameInput(task, task.state, frame, this.clock()));
+  }
+
+  /**
+   * The one final status. The record answers it first; then the `response` artifactUpdate (when
+   * completed with a non-empty answer), then the terminal status, as the task's last events.
+   * Returns false when the task had already ended (a cancel won).
+   */
+  finish(task: TaskRecord, state: TaskState, message: string, response?: string): boolean {
+    if (isTerminal(task.state)) return false;
+    const now = this.clock();
+    task.state = state;
+    task.changedAt = now;
+    task.prompt = undefined;
+    task.inputWaiter = undefined;
+    if (state === "TASK_STATE_COMPLETED" && response) task.response = response;
+    task.status = {
+      state,
+      message: agentMessage(`msg_${task.id}_status`, task, message),
+      timestamp: timestamp(now),
+    };
+    if (task.response && state === "TASK_STATE_COMPLETED") {
+      this.log.append(responseInput(task, artifactOf("response", task.response), state));
+    }
+    this.log.append(statusInput(task, task.status));
+    task.markDone();
+    return true;
+  }
+
+  /** Tasks waiting to start, per lane, in arrival order. */
+  queued(): TaskRecord[] {
+    return this.all().filter((t) => t.state === "TASK_STATE_SUBMITTED");
+  }
+
+  /** The front of the highest non-empty lane (seed 004: user > peer > bg, FIFO within a lane). */
+  nextQueued(): TaskRecord | undefined {
+    const order: Lane[] = ["user", "peer", "bg"];
+    const waiting = this.queued();
+    for (const lane of order) {
+      const t = waiting.find((w) => w.lane === lane);
+      if (t) return t;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,446 @@
+/**
+ * One `mur run`: owns the registry, the event log, the trace, the task worker and the lifecycle
+ * (seed 004 "Capsule lifecycle"). The door talks to it only through the public operations here:
+ * submit, reply, cancel, stop, and the registry/log for reads and streams.
+ */
+import type { Driver } from "../drivers/types.ts";
+import { EventLog } from "../events/log.ts";
+import type { Manifest } from "../manifest/types.ts";
+import type { Hooks } from "./hooks_api.ts";
+import { type ExitStatus, type Histories, TaskLoop, type ToolDispatcher } from "./loop.ts";
+import { Registry } from "./registry.ts";
+import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
+import { TraceWriter } from "./trace.ts";
+import { bootstrapLog, type Workdir } from "./workdir.ts";
+import { MurError } from "../errors.ts";
+import type { Tool } from "../tools/types.ts";
+
+/** `mur run`'s status line and exit code (contract §7). */
+export type SessionStatus =
+  | "ok"
+  | "failed"
+  | "max_turns_reached"
+  | "spend_ceiling_reached"
+  | "canceled";
+
+export interface SessionOptions {
+  id: string;
+  manifest: Manifest;
+  workdir: Workdir;
+  driver: Driver;
+  tools: ToolDispatcher;
+  /** Tools the session implements itself (request-input). */
+  sessionTools?: Map<string, Tool>;
+  hooks: Hooks;
+  /** `--context`: the launch task's context id. */
+  contextId?: string;
+  /** ms to wait for a first task when none was given (30 s; `MURMUR_A2A_TIMEOUT_SECS`). */
+  idleTimeoutMs: number;
+  /** Running detached shells, for residue and `shell_abandoned`. */
+  residue?: () => ResidueItem[];
+  /** stderr */
+  warn(line: string): void;
+  clock?: () => number;
+}
+
+export interface SubmitRequest {
+  text: string;
+  messageId?: string;
+  contextId?: string;
+  origin: Origin;
+  trusted: boolean;
+  source?: TaskSource;
+}
+
+export type SubmitResult =
+  | { kind: "accepted"; task: TaskRecord }
+  | { kind: "rejected"; task: TaskRecord };
+
+export const BUSY = "task rejected: capsule is busy";
+export const CLOSING = "task rejected: the session is closing";
+
+export class Session {
+  readonly id: string;
+  readonly manifest: Manifest;
+  readonly log = new EventLog();
+  readonly registry: Registry;
+  readonly trace: TraceWriter;
+  readonly workdir: Workdir;
+  readonly #opts: SessionOptions;
+  readonly #loop: TaskLoop;
+  readonly #histories: Histories = new Map();
+  readonly #clock: () => number;
+  #sessionEvt = "";
+  #started = 0;
+  #closing = false;
+  #stopped = false;
+  #acceptedAny = false;
+  #running: TaskRecord | null = null;
+  #status: SessionStatus = "ok";
+  #wake: (() => void) | null = null;
+  #ended: Promise<SessionStatus> | null = null;
+  readonly #totals = { turns: 0, input: 0, output: 0, tools: 0, shell: 0 };
+
+  constructor(opts: SessionOptions) {
+    this.#opts = opts;
+    this.id = opts.id;
+    this.manifest = opts.manifest;
+    this.workdir = opts.workdir;
+    this.#clock = opts.clock ?? Date.now;
+    this.registry = new Registry(this.log, this.#clock);
+    this.trace = new TraceWriter(
+      opts.workdir.trace,
+      opts.id,
+      (e) => this.#traceFailed(e),
+      this.#clock,
+    );
+    this.#loop = new TaskLoop({
+      manifest: opts.manifest,
+      registry: this.registry,
+      trace: this.trace,
+      sessionEventId: () => this.#sessionEvt,
+      driver: opts.driver,
+      tools: opts.tools,
+      sessionTools: opts.sessionTools,
+      hooks: opts.hooks,
+      workdir: opts.workdir,
+      histories: this.#histories,
+      warn: opts.warn,
+      clock: this.#clock,
+    });
+  }
+
+  /** Model-visible tool names, as the card and MURMUR.md list them. */
+  toolNames(): string[] {
+    return this.#opts.tools.specs().map((t) => t.name);
+  }
+
+  get conversationMode(): "stateless" | "threaded" {
+    return this.manifest.lifecycle.conversation;
+  }
+
+  get closing(): boolean {
+    return this.#closing;
+  }
+
+  get status(): SessionStatus {
+    return this.#status;
+  }
+
+  /** Writes session_start and runs on-session-start hooks. */
+  async begin(fields: Record<string, unknown>): Promise<void> {
+    this.#started = this.#clock();
+    const m = this.manifest;
+    this.#sessionEvt = this.trace.write("session_start", null, {
+      capsule_name: m.name,
+      capsule_version: m.version,
+      model: this.#opts.driver.model,
+      max_turns: m.inference.maxTurns,
+      max_session_tokens: m.inference.maxSessionTokens ?? null,
+      capabilities: m.capabilities.shell.allow.length ? ["shell"] : [],
+      tools_declared: this.#opts.tools.specs().map((t) => t.name),
+      resumed_from: null,
+      context_id: this.#opts.contextId ?? null,
+      system_prompt_source: m.inference.systemPromptSource,
+      ...fields,
+    });
+    await this.#opts.hooks.sessionStart({
+      capsule_name: m.name,
+      capsule_version: m.version,
+      session_id: this.id,
+      model: this.#opts.driver.model,
+    });
+  }
+
+  get sessionEventId(): string {
+    return this.#sessionEvt;
+  }
+
+  /** The launch task (`--task` or `task.md`): registered before the door is announced. */
+  launch(text: string): TaskRecord {
+    this.#acceptedAny = true;
+    return this.registry.create({
+      text,
+      contextId: this.#opts.contextId,
+      origin: "user",
+      source: "task_md",
+      trusted: true,
+    });
+  }
+
+  /** A task the session generated for itself (completion, resume report): no capacity check. */
+  enqueueInternal(req: SubmitRequest): TaskRecord {
+    const task = this.registry.create({ ...req, source: req.source ?? "detached_shell" });
+    this.#kick();
+    return task;
+  }
+
+  /** Does the door take new tasks at all (`task_acceptance` is not `none`)? */
+  get acceptsTasks(): boolean {
+    return this.manifest.lifecycle.taskAcceptance !== "none";
+  }
+
+  /** A new task from the door: accepted, or rejected as busy / closing (not kept). */
+  submit(req: SubmitRequest): SubmitResult {
+    const init = { ...req, source: req.source ?? "a2a" as const };
+    if (this.#closing) {
+      return { kind: "rejected", task: this.registry.rejectedAtDoor(init, CLOSING) };
+    }
+    if (!this.#hasRoom()) {
+      return { kind: "rejected", task: this.registry.rejectedAtDoor(init, BUSY) };
+    }
+    this.#acceptedAny = true;
+    const task = this.registry.create(init);
+    this.trace.write("a2a_task_received", this.#sessionEvt, {
+      task_id: task.id,
+      context_id: task.contextId,
+      message_id: req.messageId ?? null,
+      traceparent_from_caller: null,
+    });
+    this.#kick();
+    return { kind: "accepted", task };
+  }
+
+  #hasRoom(): boolean {
+    const lc = this.manifest.lifecycle;
+    switch (lc.taskAcceptance) {
+      case "none":
+        return false;
+      case "single":
+        return !this.#acceptedAny;
+      case "queue":
+        return this.registry.queued().filter((t) => t.source === "a2a" || t.source === "task_md")
+          .length < lc.queueDepth;
+    }
+  }
+
+  /** The answer to a task waiting in TASK_STATE_INPUT_REQUIRED. False when no wait is open. */
+  reply(task: TaskRecord, text: string): boolean {
+    const waiter = task.inputWaiter;
+    if (!waiter || task.state !== "TASK_STATE_INPUT_REQUIRED") return false;
+    task.inputWaiter = undefined;
+    waiter(text);
+    return true;
+  }
+
+  /**
+   * CancelTask: recorded CANCELED at once, without waiting for the loop. A queued task never
+   * starts; a running one has its attempt aborted. Returns false for an ended task.
+   */
+  cancel(task: TaskRecord): boolean {
+    if (task.state === "TASK_STATE_SUBMITTED") {
+      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled before it started");
+      this.trace.write("task_canceled", this.#sessionEvt, {
+        task_id: task.id,
+        phase: "queued",
+        detached_work_ids: [],
+      });
+      this.#kick();
+      return true;
+    }
+    if (
+      task.state === "TASK_STATE_WORKING" || task.state === "TASK_STATE_INPUT_REQUIRED"
+    ) {
+      const phase = task.state === "TASK_STATE_INPUT_REQUIRED" ? "input" : "turn";
+      task.residue = this.residue();
+      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled");
+      task.abort.abort();
+      this.trace.write("task_canceled", this.#sessionEvt, {
+        task_id: task.id,
+        phase,
+        detached_work_ids: task.residue.map((r) => r.work_id),
+      });
+      return true;
+    }
+    return false;
+  }
+
+  residue(): ResidueItem[] {
+    return this.#opts.residue?.() ?? [];
+  }
+
+  /** murmur.StopSession: every held task through the cancel path. */
+  stop(): { sessionId: string; canceled: string[]; residue: ResidueItem[] } {
+    this.#stopped = true;
+    const canceled: string[] = [];
+    for (const t of this.registry.all()) {
+      if (this.cancel(t)) canceled.push(t.id);
+    }
+    canceled.sort();
+    return { sessionId: this.id, canceled, residue: this.residue() };
+  }
+
+  /** Runs tasks until the lifecycle says the session is over; resolves with the status. */
+  run(): Promise<SessionStatus> {
+    this.#ended ??= this.#work();
+    return this.#ended;
+  }
+
+  /** SIGTERM / SIGINT: cancel what runs, start nothing new, end cleanly. */
+  shutdown(): void {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (this.#running && this.#running.state !== "TASK_STATE_SUBMITTED") {
+      this.#decide("canceled", true);
+      this.cancel(this.#running);
+    }
+    this.#kick();
+  }
+
+  #kick(): void {
+    const w = this.#wake;
+    this.#wake = null;
+    w?.();
+  }
+
+  #idle(ms: number | null): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = ms === null ? undefined : setTimeout(() => {
+        this.#wake = null;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async #work(): Promise<SessionStatus> {
+    const lc = this.manifest.lifecycle;
+    const sleeps = lc.taskAcceptance === "queue" && lc.afterTask === "sleep";
+    let ranAny = false;
+    while (!this.#closing) {
+      const next = this.registry.nextQueued();
+      if (next) {
+        ranAny = true;
+        await this.#runTask(next);
+        if (lc.taskAcceptance !== "queue" || lc.afterTask === "exit") {
+          // Tasks the session generated for itself still run; new work is refused from here.
+          if (lc.taskAcceptance !== "queue" || !this.registry.nextQueued()) break;
+        }
+        continue;
+      }
+      if (lc.taskAcceptance === "none") break;
+      if (ranAny && !sleeps) break;
+      if (sleeps) {
+        await this.#idle(null);
+        continue;
+      }
+      const before = this.registry.all().length;
+      await this.#idle(this.#opts.idleTimeoutMs);
+      if (this.registry.all().length === before && !this.registry.nextQueued()) break;
+    }
+    this.#closing = true;
+    // Generated tasks (resume reports) are delivered whatever task_acceptance says.
+    for (;;) {
+      const next = this.registry.queued().find((t) => t.source === "detached_lost");
+      if (!next || this.#stopped) break;
+      await this.#runTask(next);
+    }
+    return await this.#end();
+  }
+
+  async #runTask(task: TaskRecord): Promise<void> {
+    this.#running = task;
+    try {
+      const out = await this.#loop.run(task);
+      this.#totals.turns += out.turns;
+      this.#totals.input += out.inputTokens;
+      this.#totals.output += out.outputTokens;
+      this.#totals.tools += out.toolCalls;
+      this.#totals.shell += out.shellCalls;
+      this.#decide(sessionStatusOf(out.exitStatus), task.source === "task_md" || this.#deciding());
+    } catch (e) {
+      // A runtime error must still end the task in one final status.
+      const message = e instanceof MurError ? `error[${e.code}]: ${e.message}` : String(e);
+      this.#opts.warn(`error[E-RUN-007]: the agent loop failed: ${message}`);
+      this.registry.finish(task, "TASK_STATE_FAILED", message);
+      this.#decide("failed", true);
+    } finally {
+      this.#running = null;
+    }
+  }
+
+  #deciding(): boolean {
+    const lc = this.manifest.lifecycle;
+    return !(lc.taskAcceptance === "queue" && lc.afterTask === "sleep");
+  }
+
+  #decide(status: SessionStatus, deciding: boolean): void {
+    if (deciding && this.#status === "ok" && status !== "ok") this.#status = status;
+  }
+
+  #traceFailed(e: MurError): void {
+    this.#opts.warn(e.format());
+    this.#decide("failed", true);
+    this.shutdown();
+  }
+
+  async #end(): Promise<SessionStatus> {
+    const stopped = this.#stopped;
+    const reason = stopped
+      ? "task rejected: the session was stopped before this task started"
+      : "task rejected: the session ended before this task started";
+    for (const t of this.registry.queued()) {
+      this.registry.finish(t, "TASK_STATE_REJECTED", reason);
+      this.trace.write("task_rejected", this.#sessionEvt, {
+        task_id: t.id,
+        context_id: t.contextId,
+        source: t.source,
+        cause: stopped ? "session_stopped" : "session_ended",
+        reason,
+      });
+    }
+    const durationMs = this.#clock() - this.#started;
+    await this.#opts.hooks.sessionEnd({
+      total_turns: this.#totals.turns,
+      total_input_tokens: this.#totals.input,
+      total_output_tokens: this.#totals.output,
+      total_tool_calls: this.#totals.tools,
+      total_shell_calls: this.#totals.shell,
+      duration_ms: durationMs,
+      exit_status: this.#status,
+    });
+    await this.#opts.hooks.drain();
+    for (const r of this.residue()) {
+      const running = this.#clock() - r.started_at_ms;
+      this.trace.write("shell_abandoned", this.#sessionEvt, {
+        work_id: r.work_id,
+        binary: r.binary,
+        command: r.command,
+        running_ms: running,
+      });
+      const line =
+        `[murmur] shell_abandoned: ${r.work_id} (${r.binary} ${r.command}) was still running when the session ended; its result is lost`;
+      this.#opts.warn(line);
+      bootstrapLog(this.workdir, line);
+    }
+    this.trace.write("session_end", this.#sessionEvt, {
+      total_turns: this.#totals.turns,
+      total_input_tokens: this.#totals.input,
+      total_output_tokens: this.#totals.output,
+      total_tool_calls: this.#totals.tools,
+      total_shell_calls: this.#totals.shell,
+      duration_ms: durationMs,
+      exit_status: this.#status,
+    });
+    this.trace.close();
+    return this.#status;
+  }
+}
+
+function sessionStatusOf(exit: ExitStatus): SessionStatus {
+  switch (exit) {
+    case "ok":
+      return "ok";
+    case "max_turns_reached":
+      return "max_turns_reached";
+    case "spend_ceiling_reached":
+      return "spend_ceiling_reached";
+    case "canceled":
+      return "canceled";
+    default:
+      return "failed";
+  }
+}

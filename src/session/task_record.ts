@@ -1,0 +1,109 @@
+/**
+ * One task as the registry holds it. `toA2A` is what GetTask answers; everything a client can
+ * read about a task comes from here.
+ */
+import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
+import { isTerminal, timestamp } from "../a2a/types.ts";
+
+/** Seed 004 "Queue lanes". */
+export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
+export type Lane = "user" | "peer" | "bg";
+export type TaskSource = "a2a" | "task_md" | "detached_shell" | "detached_lost";
+
+export function laneOf(origin: Origin): Lane {
+  if (origin === "user") return "user";
+  if (origin === "peer") return "peer";
+  return "bg";
+}
+
+export interface StoredImage {
+  mediaType: string;
+  data: Uint8Array;
+}
+
+export interface ResidueItem {
+  kind: "detached_shell";
+  work_id: string;
+  binary: string;
+  command: string;
+  started_at_ms: number;
+}
+
+export interface TaskRecord {
+  readonly id: string;
+  readonly contextId: string;
+  readonly origin: Origin;
+  readonly lane: Lane;
+  readonly source: TaskSource;
+  readonly trusted: boolean;
+  /** The task text as the model receives it. */
+  readonly text: string;
+  /** The A2A message that started it. */
+  readonly messageId?: string;
+  readonly createdAt: number;
+  state: TaskState;
+  status: TaskStatus;
+  /** ms of the last change: state, or status message while working (ListTasks orders by it). */
+  changedAt: number;
+  /** The answer, once completed (GetTask's `response` artifact when non-empty). */
+  response?: string;
+  /** The question while input is required (GetTask's `prompt` artifact). */
+  prompt?: string;
+  /** What still runs after a cancel (CancelTask's `residue` artifact). */
+  residue: ResidueItem[];
+  /** Images tool calls of this task returned, by sha256 hex (GET /attachments/…). */
+  readonly attachments: Map<string, StoredImage>;
+  /** Raised to cancel the running attempt. */
+  readonly abort: AbortController;
+  /** Set while a request-input wait is open: delivers the reply. */
+  inputWaiter?: (reply: string) => void;
+  /** Resolves when the task reaches a terminal state. */
+  readonly done: Promise<void>;
+  markDone(): void;
+}
+
+function textPart(text: string) {
+  return { text, mediaType: "text/plain" };
+}
+
+export function artifactOf(name: string, text: string): Artifact {
+  return { artifactId: name, name, parts: [textPart(text)] };
+}
+
+export function agentMessage(messageId: string, task: TaskRecord, text: string): Message {
+  return {
+    messageId,
+    contextId: task.contextId,
+    taskId: task.id,
+    role: "ROLE_AGENT",
+    parts: [textPart(text)],
+  };
+}
+
+/** GetTask's answer. `includeArtifacts: false` omits the key (ListTasks default). */
+export function toA2A(task: TaskRecord, includeArtifacts = true): Task {
+  const status: TaskStatus = {
+    state: task.state,
+    ...(task.status.message && (isTerminal(task.state)) ? { message: task.status.message } : {}),
+    timestamp: timestamp(task.changedAt),
+  };
+  const out: Task = { id: task.id, contextId: task.contextId, status };
+  if (includeArtifacts) {
+    const artifacts: Artifact[] = [];
+    if (task.state === "TASK_STATE_COMPLETED" && task.response) {
+      artifacts.push(artifactOf("response", task.response));
+    }
+    if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.prompt !== undefined) {
+      artifacts.push(artifactOf("prompt", task.prompt));
+    }
+    if (task.residue.length > 0) {
+      artifacts.push({
+        artifactId: "residue",
+        name: "residue",
+        parts: task.residue.map((r) => ({ data: r, mediaType: "application/json" })),
+      });
+    }
+    if (artifacts.length > 0) out.artifacts = artifacts;
+  }
+  return out;
+}

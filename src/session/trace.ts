@@ -1,0 +1,71 @@
+/**
+ * `trace.jsonl`: one JSON line per runtime event, envelope first (`event_type, event_id,
+ * parent_id, session_id, timestamp`), then the event's fields. Lines are written synchronously,
+ * so what a SIGKILL interrupts is only the line being written, and the order is the call order.
+ */
+import { MurError } from "../errors.ts";
+import { newId } from "../ids.ts";
+
+export type TraceFields = Record<string, unknown>;
+
+export class TraceWriter {
+  #file: Deno.FsFile | null;
+  #failed: MurError | null = null;
+  readonly #enc = new TextEncoder();
+
+  constructor(
+    readonly path: string,
+    readonly sessionId: string,
+    private readonly onFailure: (e: MurError) => void = () => {},
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.#file = Deno.openSync(path, { create: true, append: true, mode: 0o644 });
+  }
+
+  get failed(): MurError | null {
+    return this.#failed;
+  }
+
+  /** Writes one line and returns its `event_id` (the parent of later lines). */
+  write(eventType: string, parentId: string | null, fields: TraceFields = {}): string {
+    const eventId = newId("evt");
+    if (!this.#file || this.#failed) return eventId;
+    const line = JSON.stringify({
+      event_type: eventType,
+      event_id: eventId,
+      parent_id: parentId,
+      session_id: this.sessionId,
+      timestamp: this.clock(),
+      ...fields,
+    }) + "\n";
+    try {
+      const bytes = this.#enc.encode(line);
+      let off = 0;
+      while (off < bytes.length) off += this.#file.writeSync(bytes.subarray(off));
+    } catch (e) {
+      this.#failed = new MurError(
+        "E-RUN-007",
+        `the session trace could not be written (${this.path}): ${
+          e instanceof Error ? e.message : e
+        }`,
+        "check the disk and the workdir's permissions; the session ends",
+      );
+      this.onFailure(this.#failed);
+    }
+    return eventId;
+  }
+
+  close(): void {
+    try {
+      this.#file?.close();
+    } catch {
+      // already closed
+    }
+    this.#file = null;
+  }
+}
+
+/** Appends one line to another session's trace (a resume's `shell_lost`). */
+export function appendTraceLine(path: string, line: Record<string, unknown>): void {
+  Deno.writeTextFileSync(path, JSON.stringify(line) + "\n", { append: true });
+}
