@@ -1,0 +1,439 @@
+/**
+ * The Claude Code dialect (`driver: claude-code`): command line, stdin protocol, stream-json
+ * line → event, exit classification. Facts: shared/reference/process-transport-facts.md §1.3,
+ * §1.9, §2, §3 (Claude Code 2.1.328 observed offline).
+ */
+import { z } from "zod";
+import type { QuotaWindow } from "../../events/frames.ts";
+import type {
+  ExitInfo,
+  HarnessDescription,
+  HarnessDialect,
+  HarnessEvent,
+  HarnessFailureKind,
+  HarnessParser,
+  LaunchPlan,
+  LaunchRequest,
+} from "./types.ts";
+import { toolOutputText } from "./tool_output.ts";
+
+export const CLAUDE_TESTED_VERSIONS = ["2.1.328"];
+
+const DESCRIPTION: HarnessDescription = {
+  harness: "claude-code",
+  binary: "claude",
+  versionArgs: ["--version"],
+  testedVersions: CLAUDE_TESTED_VERSIONS,
+  interrupt: "stdin-message",
+  defaultEnv: [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+  ],
+  // Suggestions need the env var and the flag; an operator can still turn them off in
+  // inference.env, which is applied over these.
+  envDefaults: { CLAUDE_CODE_ENABLE_PROMPT_SUGGESTION: "true" },
+  streamsText: true,
+  reportsUsage: true,
+  runtimeMintsSessionIds: true,
+};
+
+function launch(req: LaunchRequest): LaunchPlan {
+  const args = [
+    "--print",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--input-format",
+    "stream-json",
+    "--include-partial-messages",
+    // Keep the operator's own CLAUDE.md, settings and hooks out of the capsule's run.
+    "--setting-sources",
+    "",
+  ];
+  const model = req.model?.trim();
+  if (model) args.push("--model", model); // `--model ""` is rejected by the CLI
+  if (req.session.id) {
+    args.push(req.session.mode === "resume" ? "--resume" : "--session-id", req.session.id);
+  }
+  // No built-in tools: the capsule's tools are the only ones the harness may use.
+  args.push("--tools", "");
+  const files: LaunchPlan["files"] = [];
+  if (req.bridge) {
+    const prefix = `mcp__${req.bridge.serverName}__`;
+    const config = {
+      mcpServers: {
+        [req.bridge.serverName]: {
+          type: "http",
+          url: req.bridge.url,
+          headers: { Authorization: `Bearer ${req.bridge.token}` },
+        },
+      },
+    };
+    // In a 0600 file, not on argv: any local process can read another's argv.
+    files.push({ name: "mcp-config.json", contents: JSON.stringify(config) });
+    args.push("--mcp-config", "{files_dir}/mcp-config.json");
+    // Root-safe permissions: bypassPermissions is refused as root, so allow exactly the
+    // bridged tools and deny everything else without asking.
+    args.push("--allowedTools", req.bridge.toolNames.map((t) => prefix + t).join(","));
+    args.push("--permission-mode", "dontAsk");
+  }
+  args.push("--strict-mcp-config");
+  args.push("--system-prompt", req.systemPrompt);
+  args.push("--prompt-suggestions");
+  const userLine = {
+    type: "user",
+    message: { role: "user", content: [{ type: "text", text: req.prompt }] },
+  };
+  const interrupt = {
+    type: "control_request",
+    request_id: `mur-interrupt-${req.session.id ?? "run"}`,
+    request: { subtype: "interrupt" },
+  };
+  return {
+    args,
+    env: {},
+    files,
+    stdin: JSON.stringify(userLine) + "\n",
+    // Kept open so the interrupt can still be written; closed after the result.
+    keepStdinOpen: true,
+    interruptStdin: JSON.stringify(interrupt) + "\n",
+  };
+}
+
+// ── line schemas (only the fields read; everything else passes through) ──
+
+const Line = z.looseObject({ type: z.string() });
+const SystemLine = z.looseObject({
+  subtype: z.string().optional(),
+  session_id: z.string().optional(),
+  apiKeySource: z.string().optional(),
+  model: z.string().optional(),
+  attempt: z.number().optional(),
+  error: z.unknown().optional(),
+  error_status: z.unknown().optional(),
+});
+const Block = z.looseObject({ type: z.string() });
+const MessageLine = z.looseObject({
+  message: z.looseObject({
+    model: z.string().optional(),
+    content: z.union([z.string(), z.array(Block)]).optional(),
+  }),
+});
+const StreamEvent = z.looseObject({
+  event: z.looseObject({
+    type: z.string(),
+    index: z.number().optional(),
+    content_block: z.looseObject({
+      type: z.string(),
+      id: z.string().optional(),
+      name: z.string().optional(),
+    }).optional(),
+    delta: z.looseObject({
+      type: z.string().optional(),
+      text: z.string().optional(),
+      thinking: z.string().optional(),
+      partial_json: z.string().optional(),
+    }).optional(),
+  }),
+});
+const ResultLine = z.looseObject({
+  subtype: z.string().optional(),
+  is_error: z.boolean().optional(),
+  api_error_status: z.number().nullable().optional(),
+  result: z.string().nullable().optional(),
+  terminal_reason: z.string().nullable().optional(),
+  errors: z.array(z.unknown()).optional(),
+  usage: z.looseObject({
+    input_tokens: z.number().optional(),
+    output_tokens: z.number().optional(),
+    cache_read_input_tokens: z.number().optional(),
+    cache_creation_input_tokens: z.number().optional(),
+    output_tokens_details: z.looseObject({ thinking_tokens: z.number().optional() }).optional(),
+  }).optional(),
+});
+const Window = z.looseObject({
+  utilization: z.number().optional(),
+  resetsAt: z.number().optional(),
+  status: z.string().optional(),
+});
+const RateLimitLine = z.looseObject({
+  rate_limit_info: z.looseObject({
+    status: z.string().optional(),
+    resetsAt: z.number().optional(),
+    rateLimitType: z.string().optional(),
+    utilization: z.number().optional(),
+    unifiedWindows: z.record(z.string(), Window).optional(),
+  }),
+});
+const SuggestionLine = z.looseObject({ suggestion: z.string().optional() });
+
+const utf8 = new TextEncoder();
+
+export function quotaWindows(info: z.infer<typeof RateLimitLine>["rate_limit_info"]) {
+  const windows: QuotaWindow[] = [];
+  const add = (key: string, w: z.infer<typeof Window>) => {
+    const win: QuotaWindow = { name: key.replaceAll("_", "-") };
+    if (w.utilization !== undefined) win.used = w.utilization;
+    if (w.resetsAt !== undefined) win.resetsAtMs = Math.round(w.resetsAt * 1000);
+    if (key === "five_hour") win.windowMinutes = 300;
+    else if (key.startsWith("seven_day")) win.windowMinutes = 10080;
+    const state = w.status === "allowed"
+      ? "ok"
+      : w.status === "allowed_warning"
+      ? "warning"
+      : w.status === "rejected"
+      ? "exhausted"
+      : undefined;
+    if (state) win.state = state;
+    windows.push(win);
+  };
+  // The top-level fields describe the representative window (`rateLimitType`); 2.1.328 lists
+  // only the other windows under `unifiedWindows` when it names one at the top.
+  const unified = info.unifiedWindows ?? {};
+  if (info.rateLimitType && !(info.rateLimitType in unified)) {
+    add(info.rateLimitType, {
+      utilization: info.utilization,
+      resetsAt: info.resetsAt,
+      status: info.status,
+    });
+  }
+  for (const [key, w] of Object.entries(unified)) add(key, w);
+  return windows;
+}
+
+/** §1.9: judged by is_error (never by subtype); kind in a fixed order. */
+export function classifyResult(r: z.infer<typeof ResultLine>): HarnessEvent {
+  if (r.is_error === false) return { kind: "turn-end", result: r.result ?? "" };
+  let failureKind: HarnessFailureKind = "harness-error";
+  if (r.api_error_status === 401 || r.api_error_status === 403) failureKind = "auth";
+  else if (r.api_error_status === 429) failureKind = "quota";
+  else if (r.terminal_reason === "aborted_streaming") failureKind = "canceled";
+  else if (r.subtype === "error_max_turns") failureKind = "max-turns";
+  let message = typeof r.result === "string" && r.result.trim() ? r.result : "";
+  if (!message && r.errors?.length) {
+    message = r.errors.filter((e) => typeof e === "string" && !e.startsWith("[ede_diagnostic]"))
+      .join("; ");
+  }
+  if (!message) {
+    const bits = [
+      r.subtype,
+      r.terminal_reason,
+      r.api_error_status != null ? `status ${r.api_error_status}` : undefined,
+    ]
+      .filter((b) => b);
+    message = bits.length
+      ? `the harness reported ${bits.join(", ")}`
+      : "the harness reported an error";
+  }
+  return { kind: "turn-failed", failureKind, message };
+}
+
+class ClaudeParser implements HarnessParser {
+  readonly #prefix: string;
+  /** Tool-use blocks of the current message, by content-block index. */
+  #open = new Map<number, { id: string; bytes: number }>();
+  #usage = { input: 0, output: 0, cacheRead: 0, cacheCreation: 0, thinking: 0 };
+
+  constructor(serverName: string) {
+    this.#prefix = `mcp__${serverName}__`;
+  }
+
+  #bare(name: string): string {
+    return name.startsWith(this.#prefix) ? name.slice(this.#prefix.length) : name;
+  }
+
+  parse(line: string): HarnessEvent[] {
+    if (!line.trim()) return [];
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
+    }
+    const head = Line.safeParse(json);
+    if (!head.success) {
+      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
+    }
+    try {
+      return this.#dispatch(head.data.type, json, line);
+    } catch {
+      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
+    }
+  }
+
+  #dispatch(type: string, json: unknown, line: string): HarnessEvent[] {
+    switch (type) {
+      case "system":
+        return this.#system(SystemLine.parse(json));
+      case "control_response":
+        return [];
+      case "stream_event":
+        return this.#stream(StreamEvent.parse(json).event);
+      case "assistant":
+        return this.#assistant(MessageLine.parse(json));
+      case "user":
+        return this.#user(MessageLine.parse(json));
+      case "result":
+        return this.#result(ResultLine.parse(json));
+      case "rate_limit_event": {
+        const windows = quotaWindows(RateLimitLine.parse(json).rate_limit_info);
+        return windows.length ? [{ kind: "quota", windows }] : [];
+      }
+      case "prompt_suggestion": {
+        const text = SuggestionLine.parse(json).suggestion ?? "";
+        return text.trim() ? [{ kind: "suggested-prompt", text }] : [];
+      }
+      default:
+        return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
+    }
+  }
+
+  #system(s: z.infer<typeof SystemLine>): HarnessEvent[] {
+    if (s.subtype === "init" && s.session_id) {
+      return [{
+        kind: "session-started",
+        id: s.session_id,
+        auth: s.apiKeySource === "none" ? "subscription" : "api-key",
+        ...(s.model ? { model: s.model } : {}),
+      }];
+    }
+    if (s.subtype === "api_retry") {
+      const err = typeof s.error === "string" ? s.error : undefined;
+      const status = typeof s.error_status === "number" || typeof s.error_status === "string"
+        ? String(s.error_status)
+        : undefined;
+      const reason = err && status ? `${err} (${status})` : err ?? status ?? "unknown";
+      return [{ kind: "retry", attempt: s.attempt ?? 0, reason }];
+    }
+    return [];
+  }
+
+  #stream(ev: z.infer<typeof StreamEvent>["event"]): HarnessEvent[] {
+    switch (ev.type) {
+      case "message_start":
+        this.#open.clear();
+        return [];
+      case "content_block_start": {
+        const b = ev.content_block;
+        if (b?.type === "tool_use" && b.id && ev.index !== undefined) {
+          this.#open.set(ev.index, { id: b.id, bytes: 0 });
+          return [{ kind: "tool-call-started", id: b.id, name: this.#bare(b.name ?? "") }];
+        }
+        return [];
+      }
+      case "content_block_delta": {
+        const d = ev.delta;
+        if (!d) return [];
+        if (d.type === "text_delta" && d.text) return [{ kind: "text-delta", text: d.text }];
+        if (d.type === "thinking_delta" && d.thinking) {
+          return [{ kind: "thinking-delta", text: d.thinking }];
+        }
+        if (d.type === "input_json_delta" && d.partial_json && ev.index !== undefined) {
+          const call = this.#open.get(ev.index);
+          if (!call) return [];
+          call.bytes += utf8.encode(d.partial_json).length;
+          return [{ kind: "tool-call-progress", id: call.id, inputBytes: call.bytes }];
+        }
+        return [];
+      }
+      default:
+        return [];
+    }
+  }
+
+  #assistant(m: z.infer<typeof MessageLine>): HarnessEvent[] {
+    // The CLI's own error report ("API Error: …") is no model action; `result` reports it.
+    if (m.message.model === "<synthetic>") return [];
+    const content = m.message.content;
+    if (!Array.isArray(content)) return [];
+    const thinking: string[] = [];
+    const text: string[] = [];
+    const calls: HarnessEvent[] = [];
+    for (const b of content) {
+      if (b.type === "thinking" && typeof b.thinking === "string" && b.thinking) {
+        thinking.push(b.thinking);
+      } else if (b.type === "text" && typeof b.text === "string") text.push(b.text);
+      else if (b.type === "tool_use" && typeof b.id === "string") {
+        calls.push({
+          kind: "tool-call",
+          id: b.id,
+          name: this.#bare(String(b.name ?? "")),
+          input: JSON.stringify(b.input ?? {}),
+        });
+      }
+    }
+    const out: HarnessEvent[] = [];
+    if (thinking.length) out.push({ kind: "thinking", text: thinking.join("\n") });
+    if (text.length) out.push({ kind: "text", text: text.join("") });
+    out.push(...calls);
+    return out;
+  }
+
+  #user(m: z.infer<typeof MessageLine>): HarnessEvent[] {
+    const content = m.message.content;
+    if (!Array.isArray(content)) return [];
+    const out: HarnessEvent[] = [];
+    for (const b of content) {
+      if (b.type !== "tool_result") continue; // "[Request interrupted by user]" and the like
+      out.push({
+        kind: "tool-result",
+        id: String(b.tool_use_id ?? ""),
+        output: toolOutputText(b.content),
+        isError: b.is_error === true,
+      });
+    }
+    return out;
+  }
+
+  #result(r: z.infer<typeof ResultLine>): HarnessEvent[] {
+    const out: HarnessEvent[] = [];
+    const u = r.usage;
+    if (u) {
+      this.#usage.input += u.input_tokens ?? 0;
+      this.#usage.output += u.output_tokens ?? 0;
+      this.#usage.cacheRead += u.cache_read_input_tokens ?? 0;
+      this.#usage.cacheCreation += u.cache_creation_input_tokens ?? 0;
+      this.#usage.thinking += u.output_tokens_details?.thinking_tokens ?? 0;
+      out.push({
+        kind: "usage",
+        inputTokens: this.#usage.input,
+        outputTokens: this.#usage.output,
+        cacheReadTokens: this.#usage.cacheRead,
+        cacheCreationTokens: this.#usage.cacheCreation,
+        thinkingTokens: this.#usage.thinking,
+      });
+    }
+    out.push(classifyResult(r));
+    return out;
+  }
+}
+
+function classifyExit(exit: ExitInfo): HarnessEvent & { kind: "turn-end" | "turn-failed" } {
+  // SIGINT makes claude exit 0, so the interrupted flag is read before the code.
+  if (exit.interrupted) {
+    return { kind: "turn-failed", failureKind: "canceled", message: "interrupted" };
+  }
+  if (exit.code === 0) {
+    return {
+      kind: "turn-failed",
+      failureKind: "harness-error",
+      message: "the harness exited without a result",
+    };
+  }
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  const tail = exit.stderrTail.trim();
+  return {
+    kind: "turn-failed",
+    failureKind: "harness-error",
+    message: `the harness ${how} without a result${tail ? `: ${tail}` : ""}`,
+  };
+}
+
+export const claudeCode: HarnessDialect = {
+  describe: () => DESCRIPTION,
+  launch,
+  createParser: ({ serverName }) => new ClaudeParser(serverName),
+  classifyExit,
+};
