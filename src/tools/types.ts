@@ -40,7 +40,32 @@ export interface ToolResult {
   images: ImageResult[];
   /** Present when the tool was a shell tool: for the `shell` trace line. */
   shell?: ShellRun;
+  /**
+   * Set when the call was refused before it reached the tool: `missing_fields` (trace
+   * `tool_input_refused`; the artifact frame is still written), `read_only` (trace
+   * `protected_path_denied`; no frame on an http capsule), `hook` (trace `call_denied`).
+   */
+  refusal?: ToolRefusal;
 }
+
+/** Why a call never reached its tool; the fields are the trace event's (reference §5.2). */
+export type ToolRefusal =
+  | { kind: "missing_fields"; missing: string[]; reason: string }
+  | {
+    kind: "read_only";
+    /** `shell` for a shell tool, `tool` for any other. */
+    call: "shell" | "tool";
+    /** The tool (or shell binary) that was called. */
+    target: string;
+    /** The offending path as the call wrote it. */
+    path: string;
+    /** The `capabilities.filesystem.read_only` entry it falls under. */
+    rule: string;
+    /** What identified the write, e.g. `redirection >`, `rm argument`, `input key dest`. */
+    signal: string;
+    reason: string;
+  }
+  | { kind: "hook"; hook?: string; reason?: string };
 
 export interface ToolContext {
   /** The session's working directory (the tool's cwd). */
@@ -50,7 +75,13 @@ export interface ToolContext {
   signal: AbortSignal;
 }
 
-/** A tool the capsule offers the model. */
+/**
+ * A tool the capsule offers the model. `call` returns its output unfenced with `fenceSource:
+ * null`; the ToolBox fences every result that reached the tool (not an error, or an error that
+ * carries the subprocess's exit code) under `tool:<name>`, and leaves runtime messages (spawn
+ * failures, cancel, refusals: `isError` with `exitCode: null`) unfenced. A tool that fenced its
+ * content itself sets `fenceSource` and the ToolBox leaves it alone.
+ */
 export interface Tool {
   readonly name: string;
   readonly description: string;

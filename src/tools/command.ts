@@ -1,0 +1,196 @@
+/**
+ * Command tools (contract §2, `tools:` entries with a `command`): the program runs in the
+ * workdir with the call's input JSON on stdin, and what it prints on stdout is the result —
+ * plain text, or one JSON object of MCP's CallToolResult shape whose text blocks become the
+ * result and whose images become attachments. A non-zero exit is data, as for shell tools.
+ */
+import { z } from "zod";
+import type { CommandToolConfig } from "../manifest/types.ts";
+import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
+import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
+import { resolveOnPath } from "./shell.ts";
+import type { ImageResult, Tool, ToolContext, ToolResult } from "./types.ts";
+
+const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
+const ImageBlock = z.object({
+  type: z.literal("image"),
+  mimeType: z.string().min(1),
+  data: z.string(),
+});
+/** Other MCP blocks (audio, resource, resource_link) are recognised and left out with a note. */
+const OtherBlock = z.looseObject({ type: z.string() });
+const CallToolResult = z.looseObject({
+  content: z.array(z.union([TextBlock, ImageBlock, OtherBlock])),
+  isError: z.boolean().optional(),
+});
+
+export interface ParsedOutput {
+  text: string;
+  images: ImageResult[];
+  isError: boolean;
+  /** Notes about blocks that could not be used (bad base64, unsupported types). */
+  notes: string[];
+}
+
+/**
+ * Reads a command tool's stdout: a CallToolResult object when it is exactly one JSON object of
+ * that shape, else the text as printed.
+ */
+export function parseToolOutput(stdout: string): ParsedOutput {
+  const plain = { text: stdout, images: [], isError: false, notes: [] };
+  const trimmed = stdout.trim();
+  if (!trimmed.startsWith("{")) return plain;
+  let json: unknown;
+  try {
+    json = JSON.parse(trimmed);
+  } catch {
+    return plain;
+  }
+  const parsed = CallToolResult.safeParse(json);
+  if (!parsed.success) return plain;
+  const texts: string[] = [];
+  const images: ImageResult[] = [];
+  const notes: string[] = [];
+  for (const [i, block] of parsed.data.content.entries()) {
+    if (block.type === "text" && typeof block.text === "string") texts.push(block.text);
+    else if (block.type === "image" && typeof block.data === "string") {
+      const data = fromBase64(block.data);
+      if (data) images.push({ mediaType: String(block.mimeType), data });
+      else notes.push(`[content[${i}]: image data is not valid base64; left out]`);
+    } else notes.push(`[content[${i}]: a ${block.type} block is not supported; left out]`);
+  }
+  return {
+    text: [...texts, ...notes].join("\n"),
+    images,
+    isError: parsed.data.isError === true,
+    notes,
+  };
+}
+
+function fromBase64(s: string): Uint8Array | null {
+  const clean = s.replace(/\s+/g, "");
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 === 1) return null;
+  try {
+    const bin = atob(clean);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+export interface CommandToolOptions {
+  now?: () => number;
+  killGraceMs?: number;
+  /** Environment for the program; default mur's own. */
+  env?: Record<string, string>;
+}
+
+export class CommandTool implements Tool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Record<string, unknown>;
+  readonly #argv: string[];
+  readonly #now: () => number;
+  readonly #o: CommandToolOptions;
+
+  constructor(config: CommandToolConfig, o: CommandToolOptions = {}) {
+    this.name = config.name;
+    this.description = config.description;
+    this.inputSchema = config.inputSchema;
+    this.#argv = config.command;
+    this.#now = o.now ?? Date.now;
+    this.#o = o;
+  }
+
+  async call(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
+    const started = this.#now();
+    const [program, ...args] = this.#argv;
+    const env = this.#o.env ?? Deno.env.toObject();
+    const resolved = resolveOnPath(program, env.PATH ?? "");
+    if (!resolved) {
+      return notRun(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);
+    }
+    if (ctx.signal.aborted) return notRun(`tool '${this.name}' canceled before it started`);
+    let s: Spawned;
+    try {
+      s = spawnCaptured(resolved, {
+        args,
+        cwd: ctx.workdir,
+        env,
+        clearEnv: true,
+        stdin: new TextEncoder().encode(JSON.stringify(input)),
+      });
+    } catch (e) {
+      const why = e instanceof Deno.errors.NotFound
+        ? "the program does not exist"
+        : e instanceof Deno.errors.PermissionDenied
+        ? "the program is not executable"
+        : (e as Error).message;
+      return notRun(`tool '${this.name}' cannot run ${resolved}: ${why}`);
+    }
+    const aborted = await exitOrAbort(s.status, ctx.signal);
+    if (aborted) {
+      await terminate(s, this.#o.killGraceMs ?? KILL_GRACE_MS);
+      await s.finished;
+      return notRun(`tool '${this.name}' was stopped because the task was canceled`);
+    }
+    const exitCode = exitCodeOf(await s.finished);
+    const out = parseToolOutput(decode(s.stdout.data()));
+    let text = out.text;
+    // A failing program's own explanation is usually on stderr; the model needs it to react.
+    const stderr = decode(s.stderr.data());
+    if (exitCode !== 0) {
+      text = withNewline(text) + `[exit code ${exitCode}]` +
+        (stderr.trim() ? `\nStderr:\n${withNewline(stderr)}` : "\n");
+    }
+    let truncated = false;
+    const bytes = new TextEncoder().encode(text);
+    if (bytes.length > TRUNCATE_BYTES) {
+      let logPath: string;
+      try {
+        logPath = await writeOutputLog(ctx.workdir, `tool-${this.name}`, this.#now(), text);
+      } catch (e) {
+        logPath = `(not written: ${(e as Error).message})`;
+      }
+      text = withNewline(headUtf8(bytes, TRUNCATE_BYTES)) +
+        `[output truncated: the first ${TRUNCATE_BYTES} of ${bytes.length} bytes are shown; ` +
+        `full output in ${logPath}]\n`;
+      truncated = true;
+    }
+    return {
+      content: text,
+      fenceSource: null,
+      isError: out.isError,
+      exitCode,
+      truncated,
+      durationMs: this.#now() - started,
+      images: out.images,
+    };
+  }
+}
+
+/** A call that never produced a result of the tool: unfenced, an error, no exit code. */
+function notRun(content: string): ToolResult {
+  return {
+    content,
+    fenceSource: null,
+    isError: true,
+    exitCode: null,
+    truncated: false,
+    durationMs: 0,
+    images: [],
+  };
+}
+
+function exitOrAbort(status: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const onAbort = () => resolve(true);
+    signal.addEventListener("abort", onAbort, { once: true });
+    status.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(false);
+    });
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * The capsule's tools as the loop sees them: what is offered to the model (`specs()`) and one
+ * `dispatch()` that answers every call with a ToolResult and never throws. Pre-dispatch checks
+ * run in the reference's order (§7.1): declared at all → required fields → read_only; the
+ * policy hook is the loop's. What reached a tool is fenced under `tool:<name>`.
+ */
+import type { ToolCall, ToolSpec } from "../drivers/types.ts";
+import type { CapabilitiesConfig, ToolConfig } from "../manifest/types.ts";
+import { CommandTool } from "./command.ts";
+import { DetachedShells } from "./detached.ts";
+import { fence } from "./fence.ts";
+import { ReadOnlyGuard } from "./read_only.ts";
+import { ShellTool } from "./shell.ts";
+import type { Tool, ToolContext, ToolRefusal, ToolResult } from "./types.ts";
+
+export interface ToolBoxOptions {
+  capabilities: CapabilitiesConfig;
+  /** The manifest's `tools:`; a builtin is offered when the session registers its Tool. */
+  tools: ToolConfig[];
+  /** `lifecycle.shell_grace_secs`. */
+  shellGraceSecs: number;
+  /** Tools the session implements (e.g. `request-input`); also `register()` later. */
+  extra?: Tool[];
+  /** Where detached shells are tracked; one per session. */
+  detached?: DetachedShells;
+  now?: () => number;
+  /** Environment for shell tools (default: mur's own minus credentials). */
+  shellEnv?: Record<string, string>;
+}
+
+export class ToolBox {
+  readonly detached: DetachedShells;
+  readonly #tools = new Map<string, Tool>();
+  /** Offer order: shell tools, then `tools:` in manifest order, then other registered tools. */
+  readonly #order: string[] = [];
+  /** Builtins the manifest declares, in place, waiting for the session's implementation. */
+  readonly #builtinSlots = new Set<string>();
+  readonly #readOnly: string[];
+  readonly #now: () => number;
+
+  constructor(o: ToolBoxOptions) {
+    this.detached = o.detached ?? new DetachedShells();
+    this.#readOnly = o.capabilities.filesystem.readOnly;
+    this.#now = o.now ?? Date.now;
+    for (const binary of o.capabilities.shell.allow) {
+      this.#add(
+        new ShellTool({
+          binary,
+          graceSecs: o.shellGraceSecs,
+          registry: this.detached,
+          now: o.now,
+          env: o.shellEnv,
+        }),
+      );
+    }
+    for (const t of o.tools) {
+      if (t.kind === "command") this.#add(new CommandTool(t, { now: o.now }));
+      else {
+        this.#builtinSlots.add(t.name);
+        this.#order.push(t.name);
+      }
+    }
+    for (const t of o.extra ?? []) this.register(t);
+  }
+
+  /** Adds a tool the session implements. A name already taken is a programming error. */
+  register(tool: Tool): void {
+    if (this.#tools.has(tool.name)) throw new Error(`tool '${tool.name}' is registered twice`);
+    this.#tools.set(tool.name, tool);
+    if (!this.#builtinSlots.has(tool.name)) this.#order.push(tool.name);
+  }
+
+  #add(tool: Tool): void {
+    this.#tools.set(tool.name, tool);
+    this.#order.push(tool.name);
+  }
+
+  /** What the model is offered: name, description, input schema, in a stable order. */
+  specs(): ToolSpec[] {
+    return this.#order.filter((n) => this.#tools.has(n)).map((n) => {
+      const t = this.#tools.get(n)!;
+      return { name: t.name, description: t.description, inputSchema: t.inputSchema };
+    });
+  }
+
+  get(name: string): Tool | undefined {
+    return this.#tools.get(name);
+  }
+
+  isShell(name: string): boolean {
+    return this.#tools.get(name) instanceof ShellTool;
+  }
+
+  /** Answers one call. Never throws: a tool's failure is an error result the model sees. */
+  async dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+    const tool = this.#tools.get(call.name);
+    if (!tool) return notReached(`tool '${call.name}' is not declared in manifest allowlist`, 0);
+    const started = this.#now();
+    const input = call.input ?? {};
+
+    const missing = missingFields(input, tool.inputSchema);
+    if (missing.length) {
+      const reason = `tool '${tool.name}' was not called: missing required field${
+        missing.length > 1 ? "s" : ""
+      } ${missing.map((m) => `'${m}'`).join(", ")}; call it again with ${
+        missing.length > 1 ? "them" : "it"
+      }`;
+      return {
+        ...notReached(reason, this.#now() - started),
+        refusal: { kind: "missing_fields", missing, reason },
+      };
+    }
+
+    const refusal = this.#readOnlyRefusal(tool, input, ctx.workdir);
+    if (refusal) return { ...notReached(refusal.reason, this.#now() - started), refusal };
+
+    let result: ToolResult;
+    try {
+      result = await tool.call(input, ctx);
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      return notReached(`tool '${tool.name}' failed: ${why}`, this.#now() - started);
+    }
+    // Output that came from the tool is untrusted data; a runtime message about a call that
+    // never ran (no exit code to report) is not (reference §7.3: dispatch failures unfenced).
+    const reached = !result.isError || result.exitCode !== null;
+    if (result.fenceSource === null && reached) {
+      const source = `tool:${tool.name}`;
+      result = { ...result, content: fence(source, result.content), fenceSource: source };
+    }
+    return { ...result, durationMs: this.#now() - started };
+  }
+
+  #readOnlyRefusal(
+    tool: Tool,
+    input: Record<string, unknown>,
+    workdir: string,
+  ): Extract<ToolRefusal, { kind: "read_only" }> | null {
+    if (!this.#readOnly.length) return null;
+    const guard = new ReadOnlyGuard(this.#readOnly, workdir);
+    const shell = tool instanceof ShellTool;
+    let hit;
+    if (shell) {
+      if (typeof input.command !== "string") return null;
+      hit = guard.checkShell(tool.name, input.command, tool.interpreter);
+    } else hit = guard.checkInput(input, tool.inputSchema);
+    if (!hit) return null;
+    const reason =
+      `refused: this ${tool.name} call would write to '${hit.path}' (${hit.signal}), ` +
+      `which is inside the read-only path '${hit.rule}' (capabilities.filesystem.read_only). ` +
+      `Nothing was run; write somewhere else instead.`;
+    return { kind: "read_only", call: shell ? "shell" : "tool", target: tool.name, ...hit, reason };
+  }
+}
+
+/** Required fields of `schema` the input does not carry. */
+export function missingFields(
+  input: Record<string, unknown>,
+  schema: Record<string, unknown>,
+): string[] {
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  return required.filter((k): k is string => typeof k === "string" && input[k] === undefined);
+}
+
+/** A call that never reached a tool: unfenced, an error, no exit code. */
+function notReached(content: string, durationMs: number): ToolResult {
+  return {
+    content,
+    fenceSource: null,
+    isError: true,
+    exitCode: null,
+    truncated: false,
+    durationMs,
+    images: [],
+  };
+}
