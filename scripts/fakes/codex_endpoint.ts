@@ -113,7 +113,9 @@ function firstMcpTool(tools: unknown): { namespace: string; name: string } | nul
   for (const t of tools as Record<string, unknown>[]) {
     if (t.type === "namespace" && String(t.name).startsWith("mcp__") && Array.isArray(t.tools)) {
       const first = (t.tools as Record<string, unknown>[])[0];
-      if (first && typeof first.name === "string") return { namespace: t.name, name: first.name };
+      if (first && typeof first.name === "string") {
+        return { namespace: String(t.name), name: first.name };
+      }
     }
   }
   return null;
