@@ -20,6 +20,7 @@ const commands: Record<string, () => Promise<Command>> = {
   stop: async () => (await import("./stop.ts")).stopCommand,
   cancel: async () => (await import("./cancel.ts")).cancelCommand,
   ps: async () => (await import("./ps.ts")).psCommand,
+  trace: async () => (await import("./trace.ts")).traceCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

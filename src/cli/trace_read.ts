@@ -1,0 +1,93 @@
+/**
+ * Reading a `trace.jsonl` (runtime-facts §5): one JSON object per line with the envelope
+ * `event_type, event_id, parent_id, session_id, timestamp`, then the event's fields.
+ */
+import { z } from "zod";
+import { MurError } from "../errors.ts";
+
+const EnvelopeSchema = z.object({
+  event_type: z.string(),
+  event_id: z.string(),
+  parent_id: z.string().nullable(),
+  session_id: z.string(),
+  timestamp: z.number(),
+}).catchall(z.unknown());
+
+export type TraceEvent = z.infer<typeof EnvelopeSchema>;
+
+/** Every line, in file order. Malformed lines and a trace without session_start are E-TRC-001. */
+export async function readTrace(path: string): Promise<TraceEvent[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    throw new MurError("E-TRC-001", `could not read ${path}: ${(e as Error).message}`);
+  }
+  const events: TraceEvent[] = [];
+  const lines = text.split("\n");
+  lines.forEach((line, i) => {
+    if (line.trim() === "") return;
+    // The last line of a live session's trace may be half written: skip it rather than fail.
+    const last = i === lines.length - 1;
+    let json: unknown;
+    try {
+      json = JSON.parse(line);
+    } catch {
+      if (last) return;
+      throw new MurError(
+        "E-TRC-001",
+        `${path}:${i + 1}: the line is not JSON`,
+        "the trace is damaged; nothing was changed",
+      );
+    }
+    const parsed = EnvelopeSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new MurError(
+        "E-TRC-001",
+        `${path}:${
+          i + 1
+        }: the line lacks the trace envelope (event_type, event_id, parent_id, session_id, timestamp)`,
+        "the trace is damaged; nothing was changed",
+      );
+    }
+    events.push(parsed.data);
+  });
+  if (events.length === 0) {
+    throw new MurError(
+      "E-TRC-001",
+      `${path} is empty`,
+      "a launch that failed before session_start leaves an empty trace",
+    );
+  }
+  if (!events.some((e) => e.event_type === "session_start")) {
+    throw new MurError(
+      "E-TRC-001",
+      `${path} has no session_start`,
+      "the trace is damaged or not a murmur trace",
+    );
+  }
+  return events;
+}
+
+/** Field readers that tolerate absent or mistyped fields (a trace from another version). */
+export const num = (e: TraceEvent | undefined, k: string): number | undefined =>
+  typeof e?.[k] === "number" ? (e[k] as number) : undefined;
+export const str = (e: TraceEvent | undefined, k: string): string | undefined =>
+  typeof e?.[k] === "string" ? (e[k] as string) : undefined;
+
+/** `1234` → `1.234s`, `61000` → `1m01s`. */
+export function duration(ms: number | undefined): string {
+  if (ms === undefined) return "?";
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(3).replace(/\.?0+$/, "")}s`;
+  const m = Math.floor(ms / 60_000);
+  const s = Math.floor((ms % 60_000) / 1000);
+  return `${m}m${String(s).padStart(2, "0")}s`;
+}
+
+/** A JSON value on one line, cut at `max` characters with `…`. */
+export function short(value: unknown, max = 120): string {
+  const s = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const one = s.replaceAll("\n", "\\n");
+  return one.length > max ? one.slice(0, max) + "…" : one;
+}

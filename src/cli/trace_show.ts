@@ -1,0 +1,148 @@
+/**
+ * `mur trace show`: a summary of one session's trace, in sections. A section with nothing to say
+ * is left out, except Session, Turns and Tokens.
+ */
+import { duration, num, short, str, type TraceEvent } from "./trace_read.ts";
+
+const ISO = (ms: number | undefined) => (ms === undefined ? "?" : new Date(ms).toISOString());
+
+function section(title: string, rows: string[], always = false): string[] {
+  if (rows.length === 0 && !always) return [];
+  return [title, ...(rows.length ? rows : ["none"]).map((r) => `  ${r}`)];
+}
+
+export function showTrace(events: TraceEvent[]): string[] {
+  const of = (t: string) => events.filter((e) => e.event_type === t);
+  const start = of("session_start")[0];
+  const end = of("session_end").at(-1);
+  const agentTurns = of("inference").filter((e) => e.origin === undefined || e.origin === null);
+  const taskStarts = of("task_start");
+  const taskEnds = of("task_end");
+
+  const sessionRows = [
+    `session:   ${start.session_id}`,
+    `capsule:   ${str(start, "capsule_name") ?? "?"}@${str(start, "capsule_version") ?? "?"}`,
+  ];
+  const model = str(start, "model");
+  if (model) sessionRows.push(`model:     ${model}`);
+  sessionRows.push(`started:   ${ISO(start.timestamp)}`);
+  if (end) {
+    sessionRows.push(
+      `duration:  ${duration(num(end, "duration_ms") ?? end.timestamp - start.timestamp)}`,
+    );
+    sessionRows.push(`status:    ${str(end, "exit_status") ?? "?"}`);
+  } else {
+    sessionRows.push("status:    — no session_end: the session is still running, or was killed");
+  }
+  const resumed = str(start, "resumed_from");
+  if (resumed) sessionRows.push(`resumed:   from ${resumed}`);
+
+  const maxTurns = num(start, "max_turns");
+  const turnRows = [
+    `count: ${agentTurns.length}${maxTurns !== undefined ? ` (max: ${maxTurns})` : ""}`,
+  ];
+  const continued = of("task_continued").length;
+  if (continued) turnRows.push(`continued: ${continued}`);
+
+  const sum = (k: string) => agentTurns.reduce((n, e) => n + (num(e, k) ?? 0), 0);
+  const tokenRows = [
+    `input: ${num(end, "total_input_tokens") ?? sum("input_tokens")}  output: ${
+      num(end, "total_output_tokens") ?? sum("output_tokens")
+    }`,
+  ];
+
+  const toolRows = of("tool_call").map((e) =>
+    `turn ${num(e, "turn") ?? "?"}  ${str(e, "tool_name") ?? "?"}  ${str(e, "status") ?? "?"}  ${
+      duration(num(e, "duration_ms"))
+    }  ${short(e.input ?? "")}`
+  );
+  const shellRows = [
+    ...of("shell").map((e) =>
+      `turn ${num(e, "turn") ?? "?"}  ${str(e, "binary") ?? "?"} ${
+        short(e.command ?? "", 80)
+      }  exit ${num(e, "exit_code") ?? "?"}  ${duration(num(e, "duration_ms"))}`
+    ),
+    ...of("shell_detached").map((e) =>
+      `turn ${num(e, "turn") ?? "?"}  ${str(e, "binary") ?? "?"} ${
+        short(e.command ?? "", 80)
+      }  detached as ${str(e, "work_id") ?? "?"}`
+    ),
+    ...of("shell_completed").map((e) =>
+      `${str(e, "work_id") ?? "?"}  completed  exit ${num(e, "exit_code") ?? "?"}  ${
+        duration(num(e, "duration_ms"))
+      }`
+    ),
+    ...of("shell_abandoned").map((e) => `${str(e, "work_id") ?? "?"}  abandoned at session end`),
+  ];
+  const canceledRows = of("task_canceled").map((e) =>
+    `${str(e, "task_id") ?? "?"}  phase ${str(e, "phase") ?? "?"}${
+      num(e, "turn") !== undefined ? `  turn ${num(e, "turn")}` : ""
+    }`
+  );
+  const rejectedRows = of("task_rejected").map((e) =>
+    `${str(e, "task_id") ?? "?"}  ${str(e, "cause") ?? "?"}  ${str(e, "reason") ?? ""}`.trimEnd()
+  );
+  const failedRows = of("task_failed").map((e) =>
+    `${str(e, "task_id") ?? "?"}${
+      num(e, "turn") !== undefined ? `  turn ${num(e, "turn")}` : ""
+    }  ${str(e, "cause") ?? "?"}  ${short(str(e, "reason") ?? "", 200)}`
+  );
+  const reopenRows = of("task_reopened").map((e) =>
+    `reopen ${num(e, "reopen_number") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
+      str(e, "attempt_context") ?? "?"
+    }, ${num(e, "turns_remaining") ?? "?"} turns left  “${short(str(e, "reason") ?? "", 100)}”`
+  );
+  const hookRows = of("hook_dispatch_error").map((e) =>
+    `${str(e, "hook_name") ?? "?"}  ${str(e, "event") ?? "?"}  ${str(e, "arm") ?? "?"}`
+  );
+  const deniedRows = of("call_denied").map((e) =>
+    `turn ${num(e, "turn") ?? "?"}  ${str(e, "event") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
+      short(e.target ?? "", 60)
+    }  ${str(e, "reason") ?? ""}`.trimEnd()
+  );
+  const compactionRows = [
+    ...of("compaction").map((e) =>
+      `turn ${num(e, "turn") ?? "?"}  ${num(e, "tokens_before") ?? "?"} → ${
+        num(e, "tokens_after") ?? "?"
+      } tokens`
+    ),
+    ...of("compaction_declined").map((e) =>
+      `declined: turn ${num(e, "turn") ?? "?"}  ${num(e, "tokens") ?? "?"} tokens  ${
+        str(e, "reason") ?? "?"
+      }`
+    ),
+  ];
+  const contextRows = of("context_seed").map((e) =>
+    `${str(e, "hook_name") ?? "?"}  ${str(e, "outcome") ?? "?"}  ${num(e, "tokens") ?? "?"} tokens${
+      str(e, "reason") ? `  ${str(e, "reason")}` : ""
+    }`
+  );
+  const taskRows = taskStarts.length > 1
+    ? taskStarts.map((s, i) => {
+      const id = str(s, "task_id") ?? "?";
+      const e = taskEnds.find((t) => t.task_id === id);
+      return `task ${i + 1} ${id.replace(/^tsk_/, "").slice(0, 8)} turns: ${
+        num(e, "turns") ?? "?"
+      } in: ${num(e, "input_tokens") ?? "?"} out: ${num(e, "output_tokens") ?? "?"} ${
+        str(e, "exit_status") ?? "running"
+      } ${e ? duration(num(e, "duration_ms")) : ""}`.trimEnd();
+    })
+    : [];
+
+  return [
+    ...section("Session", sessionRows, true),
+    ...section("Hook failures", hookRows),
+    ...section("Context", contextRows),
+    ...section("Turns", turnRows, true),
+    ...section("Tokens", tokenRows, true),
+    ...section("Tool calls", toolRows),
+    ...section("Shell calls", shellRows),
+    ...section("Compaction", compactionRows),
+    ...section("Cancelled", canceledRows),
+    ...section("Rejected", rejectedRows),
+    ...section("Failed", failedRows),
+    ...section("Reopens", reopenRows),
+    ...section("Tasks", taskRows),
+    ...section("Denied calls", deniedRows),
+  ];
+}

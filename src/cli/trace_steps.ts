@@ -1,0 +1,117 @@
+/**
+ * `mur trace steps`: the session → task → turn tree, built from each event's `parent_id`.
+ * A turn's node is its agent-loop `inference` event. Event types this reader does not know are
+ * skipped (their children, if any, are lifted to the nearest shown ancestor).
+ */
+import { duration, num, short, str, type TraceEvent } from "./trace_read.ts";
+
+type Row = (e: TraceEvent) => string;
+
+const ROWS: Record<string, Row> = {
+  session_start: (e) =>
+    `session ${e.session_id}  ${str(e, "capsule_name") ?? "?"}@${str(e, "capsule_version") ?? "?"}`,
+  task_start: (e) =>
+    `task ${str(e, "task_id") ?? "?"}  ${str(e, "context_id") ?? "?"}  (${
+      str(e, "source") ?? "?"
+    }, ${str(e, "origin") ?? "?"}/${str(e, "trust") ?? "?"}, lane ${str(e, "lane") ?? "?"})`,
+  inference: (e) => {
+    const hook = str(e, "origin");
+    const head = hook ? `inference ${hook}` : `turn ${num(e, "turn") ?? "?"}`;
+    const tool = str(e, "tool_name");
+    const decision = str(e, "decision") ?? "?";
+    const tokens = num(e, "input_tokens") !== undefined || num(e, "output_tokens") !== undefined
+      ? `  in ${num(e, "input_tokens") ?? "?"} out ${num(e, "output_tokens") ?? "?"}`
+      : "";
+    const err = str(e, "error") ? `  ${short(str(e, "error"), 120)}` : "";
+    return `${head}  ${decision}${tool ? ` ${tool}` : ""}${tokens}${err}`;
+  },
+  tool_call: (e) =>
+    `tool_call ${str(e, "tool_name") ?? "?"}  ${str(e, "status") ?? "?"}  ${
+      duration(num(e, "duration_ms"))
+    }  ${short(e.input ?? "")}`,
+  skill_call: (e) =>
+    `skill_call ${str(e, "skill_name") ?? "?"}  ${str(e, "status") ?? "?"}  ${
+      duration(num(e, "duration_ms"))
+    }`,
+  shell: (e) =>
+    `shell ${str(e, "binary") ?? "?"} ${short(e.command ?? "", 80)}  exit ${
+      num(e, "exit_code") ?? "?"
+    }  ${duration(num(e, "duration_ms"))}`,
+  shell_detached: (e) =>
+    `shell_detached ${str(e, "binary") ?? "?"} ${short(e.command ?? "", 80)}  as ${
+      str(e, "work_id") ?? "?"
+    }`,
+  shell_completed: (e) =>
+    `shell_completed ${str(e, "work_id") ?? "?"}  exit ${num(e, "exit_code") ?? "?"}`,
+  shell_abandoned: (e) => `shell_abandoned ${str(e, "work_id") ?? "?"}`,
+  context_seed: (e) =>
+    `context_seed ${str(e, "hook_name") ?? "?"}  ${str(e, "outcome") ?? "?"}  ${
+      num(e, "tokens") ?? "?"
+    } tokens`,
+  compaction: (e) =>
+    `compaction  ${num(e, "tokens_before") ?? "?"} → ${num(e, "tokens_after") ?? "?"} tokens`,
+  call_denied: (e) =>
+    `call_denied ${str(e, "event") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
+      str(e, "reason") ?? ""
+    }`.trimEnd(),
+  tool_input_refused: (e) =>
+    `tool_input_refused ${str(e, "tool_name") ?? "?"}  missing ${short(e.missing ?? [], 60)}`,
+  task_failed: (e) =>
+    `task_failed  ${str(e, "cause") ?? "?"}  ${short(str(e, "reason") ?? "", 160)}`,
+  task_canceled: (e) => `task_canceled  phase ${str(e, "phase") ?? "?"}`,
+  task_rejected: (e) =>
+    `task_rejected ${str(e, "task_id") ?? "?"}  ${str(e, "cause") ?? "?"}  ${
+      str(e, "reason") ?? ""
+    }`.trimEnd(),
+  task_reopened: (e) =>
+    `task_reopened ${num(e, "reopen_number") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
+      str(e, "attempt_context") ?? "?"
+    }  “${short(str(e, "reason") ?? "", 80)}”`,
+  task_continued: (e) => `task_continued ${num(e, "continuation_number") ?? "?"}`,
+  task_end: (e) =>
+    `task_end  ${str(e, "exit_status") ?? "?"}  ${num(e, "turns") ?? "?"} turns  ${
+      duration(num(e, "duration_ms"))
+    }`,
+  spend_ceiling_reached: (e) => `spend_ceiling_reached ${str(e, "limit") ?? "?"}`,
+  hook_dispatch_error: (e) =>
+    `hook_dispatch_error ${str(e, "hook_name") ?? "?"}  ${str(e, "event") ?? "?"}  ${
+      str(e, "arm") ?? "?"
+    }`,
+  session_end: (e) =>
+    `session_end  ${str(e, "exit_status") ?? "?"}  ${num(e, "total_turns") ?? "?"} turns  ${
+      duration(num(e, "duration_ms"))
+    }`,
+};
+
+/** The tree as indented lines (two spaces per level), children in file order. */
+export function stepsTree(events: TraceEvent[]): string[] {
+  const byId = new Map(events.map((e) => [e.event_id, e]));
+  const children = new Map<string | null, TraceEvent[]>();
+  const root = events.find((e) => e.event_type === "session_start")!;
+  // The nearest ancestor that is shown; an orphan (its parent is not in the file) hangs off the root.
+  const shownParent = (e: TraceEvent): string | null => {
+    let p = e.parent_id;
+    const seen = new Set<string>();
+    while (p !== null && byId.has(p) && !seen.has(p)) {
+      seen.add(p);
+      const pe = byId.get(p)!;
+      if (ROWS[pe.event_type]) return p;
+      p = pe.parent_id;
+    }
+    return e === root ? null : root.event_id;
+  };
+  for (const e of events) {
+    if (e === root || !ROWS[e.event_type]) continue;
+    const p = shownParent(e);
+    const list = children.get(p) ?? [];
+    list.push(e);
+    children.set(p, list);
+  }
+  const out: string[] = [];
+  const walk = (e: TraceEvent, depth: number) => {
+    out.push("  ".repeat(depth) + ROWS[e.event_type](e));
+    for (const c of children.get(e.event_id) ?? []) walk(c, depth + 1);
+  };
+  walk(root, 0);
+  return out;
+}
