@@ -38,8 +38,10 @@ export function showTrace(events: TraceEvent[]): string[] {
   if (resumed) sessionRows.push(`resumed:   from ${resumed}`);
 
   const maxTurns = num(start, "max_turns");
+  // A failed agent call is not a turn; session_end's total is the runtime's own count.
+  const turns = num(end, "total_turns") ?? agentTurns.filter((e) => e.decision !== "error").length;
   const turnRows = [
-    `count: ${agentTurns.length}${maxTurns !== undefined ? ` (max: ${maxTurns})` : ""}`,
+    `count: ${turns}${maxTurns !== undefined ? ` (max: ${maxTurns})` : ""}`,
   ];
   const continued = of("task_continued").length;
   if (continued) turnRows.push(`continued: ${continued}`);

@@ -189,7 +189,7 @@ Deno.test("mur trace show: the summary sections", async () => {
         "  duration:  2.345s",
         "  status:    failed",
         "Turns",
-        "  count: 3 (max: 10)",
+        "  count: 2 (max: 10)",
         "Tokens",
         "  input: 250  output: 50",
         "Tool calls",
