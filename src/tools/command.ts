@@ -57,7 +57,7 @@ export function parseToolOutput(stdout: string): ParsedOutput {
       const data = fromBase64(block.data);
       if (data) images.push({ mediaType: String(block.mimeType), data });
       else notes.push(`[content[${i}]: image data is not valid base64; left out]`);
-    } else notes.push(`[content[${i}]: a ${block.type} block is not supported; left out]`);
+    } else notes.push(`[content[${i}]: "${block.type}" blocks are not supported; left out]`);
   }
   return {
     text: [...texts, ...notes].join("\n"),
