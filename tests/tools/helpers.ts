@@ -27,11 +27,18 @@ export async function within<T>(p: Promise<T>, ms: number, what: string): Promis
   }
 }
 
-/** True when a process with this pid exists. */
+/** True when a process with this pid exists and has not ended (a zombie has ended). */
 export function alive(pid: number): boolean {
   try {
     Deno.kill(pid, "SIGCONT");
-    return true;
+  } catch {
+    return false;
+  }
+  try {
+    // `pid (comm) S …`: the state letter follows the last ')'.
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state !== "Z" && state !== "X";
   } catch {
     return false;
   }

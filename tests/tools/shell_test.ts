@@ -184,6 +184,17 @@ Deno.test("shell: a command past the grace period detaches; done reports its end
     assert.ok(running[0].startedAtMs >= t0 && running[0].startedAtMs <= Date.now());
     assert.ok(alive(running[0].pid));
 
+    // While it still runs, the log already holds what it wrote before the detach.
+    const logFile = `${wd}/logs/${d.workId}.log`;
+    let early = "";
+    for (let i = 0; i < 40 && !early.includes("err-before"); i++) {
+      early = await Deno.readTextFile(logFile).catch(() => "");
+      if (!early.includes("err-before")) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(early.includes("before\n") && early.includes("err-before\n"), early);
+    assert.ok(!early.includes("after"), "read while the command still sleeps");
+    assert.equal(registry.size, 1);
+
     const out = await within(d.done, 5000, "detached command's end");
     assert.equal(out.exitCode, 7);
     assert.equal(out.outputPath, `logs/${d.workId}.log`);
