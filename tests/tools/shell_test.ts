@@ -294,3 +294,28 @@ Deno.test("shell: input without a string command is an error result", async () =
     await Deno.remove(wd, { recursive: true });
   }
 });
+
+Deno.test("shell: a child left running with the pipes open does not hold the result", async () => {
+  const wd = await tempWorkdir();
+  let bgPid = 0;
+  try {
+    const t0 = Date.now();
+    const r = await within(
+      tool("bash").call({ command: "sleep 20 & echo $!" }, ctxFor(wd)),
+      5000,
+      "call with a background child",
+    );
+    bgPid = Number(/Stdout:\n(\d+)\n/.exec(r.content)?.[1]);
+    assert.ok(bgPid > 0, r.content);
+    assert.ok(Date.now() - t0 < 3000, "returned once bash exited, not when sleep did");
+    assert.equal(r.exitCode, 0);
+    assert.ok(alive(bgPid), "the model's own background job is left alone");
+  } finally {
+    if (bgPid > 0) {
+      try {
+        Deno.kill(bgPid, "SIGKILL");
+      } catch { /* gone */ }
+    }
+    await Deno.remove(wd, { recursive: true });
+  }
+});
