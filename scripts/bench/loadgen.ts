@@ -38,6 +38,12 @@ export interface StreamJob {
   endMarker?: string;
   stopAfter?: number;
   latency?: boolean;
+  /**
+   * A connection that has started counting and then receives no event for this long is ended
+   * where it is (its end event was lost, e.g. to a server dropping events for slow readers);
+   * `idleEnded` counts them. The window still ends at the last event received.
+   */
+  idleMs?: number;
   /** Sent once every connection is armed: what starts the producer. */
   trigger?: TriggerSpec;
   timeoutMs: number;
@@ -65,6 +71,8 @@ export interface RunResult {
   requestToEndMs: number;
   /** Some connection armed after counting had started elsewhere: events may be missing. */
   lateArm: boolean;
+  /** Connections ended by `idleMs` rather than by their end event. */
+  idleEnded: number;
   trigger?: { status: number; body: string };
 }
 
@@ -96,6 +104,7 @@ class StreamClient {
   tRequest = 0;
   maxId = 0;
   finished = false;
+  idleEnded = false;
   error: string | null = null;
   head: ResponseHead | null = null;
   lat: number[] | null;
@@ -172,6 +181,14 @@ class StreamClient {
       this.fail(`HTTP ${h.status} ${type}: ${this.#decoder.plainBody.slice(0, 300)}`);
     } else if (!this.armed) this.fail(`stream ended after ${this.seen} event(s), before arming`);
     else this.#finish();
+  }
+
+  /** Ends a counting connection that has gone quiet (see `StreamJob.idleMs`). */
+  endIdle(at: number, idleMs: number): void {
+    if (this.finished || !this.counting || at - this.tEnd < idleMs) return;
+    this.idleEnded = true;
+    this.#finish();
+    this.close();
   }
 
   fail(why: string): void {
@@ -260,7 +277,14 @@ export async function runStream(job: StreamJob): Promise<RunResult> {
   }
   if (!error) {
     const left = Math.max(1, deadline - now());
+    const idle = job.idleMs
+      ? setInterval(() => {
+        const t = now();
+        for (const c of clients) c.endIdle(t, job.idleMs!);
+      }, Math.min(100, job.idleMs))
+      : undefined;
     const done = await withTimeout(Promise.all(clients.map((c) => c.doneP)), left);
+    clearInterval(idle);
     if (done === "timeout") {
       const counts = clients.map((c) => c.counted);
       error = `timeout after ${job.timeoutMs} ms (counted per client ${Math.min(...counts)}…${
@@ -311,6 +335,7 @@ function summarize(
     maxId: Math.max(0, ...clients.map((c) => c.maxId)),
     requestToEndMs: spans.length ? spans[spans.length >> 1] : NaN,
     lateArm: started.length > 0 && clients.some((c) => c.armedAt > t0),
+    idleEnded: clients.filter((c) => c.idleEnded).length,
     trigger,
   };
 }

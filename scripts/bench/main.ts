@@ -1,0 +1,142 @@
+/**
+ * `deno task bench`: mur's event stream against the @a2a-js/sdk 1.3.0 server and a raw
+ * Deno.serve limit, measured in one run on one machine, written to BENCHMARKS.md.
+ *
+ *   deno task bench            3 rounds (under 3 minutes)
+ *   deno task bench --quick    1 short round, for trying the script itself
+ *   deno task bench --out F    write the report to F instead of BENCHMARKS.md
+ *
+ * Every process it starts (servers, the load generator) is killed by pid at the end, on
+ * failure and on Ctrl-C.
+ */
+import { parseArgs } from "node:util";
+import { Loadgen } from "./loadgen_client.ts";
+import type { Ctx } from "./measure.ts";
+import { plan as makePlan } from "./measure.ts";
+import { canPin, cores, killAll } from "./procs.ts";
+import { type Machine, markdown, render } from "./report.ts";
+import { Results } from "./results.ts";
+import { roundRaw } from "./round_raw.ts";
+import { ensurePeerInstalled, roundPeer } from "./round_peer.ts";
+import { roundMur } from "./round_mur.ts";
+
+function loadavg(): string {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
+}
+
+async function machine(): Promise<Omit<Machine, "loadAfter">> {
+  let cpu = "unknown CPU";
+  try {
+    cpu = /model name\s*:\s*(.+)/.exec(await Deno.readTextFile("/proc/cpuinfo"))?.[1]?.trim() ??
+      cpu;
+  } catch { /* not Linux */ }
+  let node = "not found";
+  try {
+    const o = await new Deno.Command("node", {
+      args: ["--version"],
+      stdout: "piped",
+      stderr: "null",
+    }).output();
+    node = new TextDecoder().decode(o.stdout).trim();
+  } catch { /* no node */ }
+  return {
+    nproc: cores(),
+    cpu,
+    deno: Deno.version.deno,
+    node,
+    date: new Date().toISOString().replace(/\.\d+Z$/, "Z"),
+    pinned: canPin(),
+    loadBefore: loadavg(),
+  };
+}
+
+export async function bench(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { quick: { type: "boolean", default: false }, out: { type: "string" } },
+  });
+  const plan = makePlan(values.quick ?? false);
+  const out = values.out ?? new URL("../../BENCHMARKS.md", import.meta.url).pathname;
+  const t0 = performance.now();
+  const log = (m: string) =>
+    console.error(`[${((performance.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+  const res = new Results();
+  res.onAdd = (c, m, v) =>
+    log(
+      `  ${c} ${m} = ${Number.isInteger(v) || Math.abs(v) >= 100 ? Math.round(v) : v.toFixed(2)}`,
+    );
+  const info = await machine();
+  const onSignal = () => {
+    killAll();
+    Deno.exit(130);
+  };
+  Deno.addSignalListener("SIGINT", onSignal);
+  Deno.addSignalListener("SIGTERM", onSignal);
+  const dir = await Deno.makeTempDir({ prefix: "mur-bench-" });
+  let rounds = 0;
+  try {
+    try {
+      await ensurePeerInstalled(log);
+    } catch (e) {
+      for (const c of ["peer-msg", "peer-meta"] as const) {
+        res.note(c, "coldMs", `not available: ${(e as Error).message}`);
+      }
+    }
+    const lg = await Loadgen.start(1);
+    const ctx: Ctx = { lg, res, plan, log };
+    try {
+      for (let round = 1; round <= plan.rounds; round++) {
+        // A round takes about a third of the budget: do not start one that cannot finish in it.
+        const spent = performance.now() - t0;
+        if (round > 1 && spent + spent / (round - 1) > plan.budgetMs) {
+          log(
+            `stopping after ${round - 1} round(s): the next would pass the ${
+              plan.budgetMs / 1000
+            } s budget`,
+          );
+          break;
+        }
+        log(`round ${round}: raw`);
+        await roundRaw(ctx);
+        log(`round ${round}: A2A SDK peer`);
+        await roundPeer(ctx);
+        log(`round ${round}: mur`);
+        await roundMur(ctx, dir, round);
+        rounds = round;
+      }
+    } finally {
+      await lg.stop();
+    }
+  } finally {
+    killAll();
+    Deno.removeSignalListener("SIGINT", onSignal);
+    Deno.removeSignalListener("SIGTERM", onSignal);
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  const elapsed = (performance.now() - t0) / 1000;
+  const rendered = render(res, plan);
+  const md = markdown(rendered, res, plan, { ...info, loadAfter: loadavg() }, elapsed, rounds);
+  await Deno.writeTextFile(out, md);
+  console.log(rendered.table);
+  if (rendered.notes.length) {
+    console.log("\n" + rendered.notes.map((n, i) => `[${i + 1}] ${n}`).join("\n"));
+  }
+  if (res.facts.length) console.log("\n" + [...new Set(res.facts)].join("\n"));
+  console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
+  console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);
+  return 0;
+}
+
+if (import.meta.main) {
+  try {
+    Deno.exit(await bench(Deno.args));
+  } catch (e) {
+    killAll();
+    console.error(`bench failed: ${(e as Error).stack ?? e}`);
+    Deno.exit(1);
+  }
+}
