@@ -47,14 +47,23 @@ async function unendedTasks(workdir: string, ids: string[], ms: number): Promise
     try {
       text = await Deno.readTextFile(`${workdir}/trace.jsonl`);
     } catch { /* not written yet, or not there: keep waiting until the deadline */ }
+    // A task's ending is its task_end; a task canceled while queued never started, and its
+    // task_canceled line is all the trace records of it (runtime-facts §5.2).
     const ended = new Set<string>();
+    const started = new Set<string>();
+    const canceledLines = new Set<string>();
     for (const line of text.split("\n")) {
-      if (!line.includes('"task_end"')) continue;
+      if (!/"task_(end|start|canceled|rejected)"/.test(line)) continue;
       try {
         const ev = JSON.parse(line);
-        if (ev.event_type === "task_end" && typeof ev.task_id === "string") ended.add(ev.task_id);
+        if (typeof ev.task_id !== "string") continue;
+        if (ev.event_type === "task_end" || ev.event_type === "task_rejected") {
+          ended.add(ev.task_id);
+        } else if (ev.event_type === "task_start") started.add(ev.task_id);
+        else if (ev.event_type === "task_canceled") canceledLines.add(ev.task_id);
       } catch { /* a line being written */ }
     }
+    for (const id of canceledLines) if (!started.has(id)) ended.add(id);
     pending = pending.filter((id) => !ended.has(id));
     if (pending.length === 0 || Date.now() >= deadline) break;
     await sleep(100);

@@ -123,11 +123,11 @@ export function showTrace(events: TraceEvent[]): string[] {
     ? taskStarts.map((s, i) => {
       const id = str(s, "task_id") ?? "?";
       const e = taskEnds.find((t) => t.task_id === id);
-      return `task ${i + 1} ${id.replace(/^tsk_/, "").slice(0, 8)} turns: ${
-        num(e, "turns") ?? "?"
-      } in: ${num(e, "input_tokens") ?? "?"} out: ${num(e, "output_tokens") ?? "?"} ${
-        str(e, "exit_status") ?? "running"
-      } ${e ? duration(num(e, "duration_ms")) : ""}`.trimEnd();
+      return `task ${i + 1} ${id.slice(-8)} turns: ${num(e, "turns") ?? "?"} in: ${
+        num(e, "input_tokens") ?? "?"
+      } out: ${num(e, "output_tokens") ?? "?"} ${str(e, "exit_status") ?? "running"} ${
+        e ? duration(num(e, "duration_ms")) : ""
+      }`.trimEnd();
     })
     : [];
 

@@ -39,13 +39,91 @@ export async function runMur(
   }
 }
 
-/** A child whose stdout is read line by line as it arrives. */
+/** Reads a byte stream line by line as it arrives, each read bounded by a timeout. */
+export class LineReader {
+  private reader: ReadableStreamDefaultReader<string>;
+  private buffer = "";
+  private ended = false;
+  /** Every line read so far. */
+  readonly seen: string[] = [];
+
+  constructor(stream: ReadableStream<Uint8Array>) {
+    this.reader = stream.pipeThrough(new TextDecoderStream()).getReader();
+  }
+
+  /** The next line, or null at end of stream; throws after timeoutMs. */
+  async next(timeoutMs = 15_000): Promise<string | null> {
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const nl = this.buffer.indexOf("\n");
+      if (nl >= 0) {
+        const line = this.buffer.slice(0, nl);
+        this.buffer = this.buffer.slice(nl + 1);
+        this.seen.push(line);
+        return line;
+      }
+      if (this.ended) {
+        if (this.buffer === "") return null;
+        const rest = this.buffer;
+        this.buffer = "";
+        this.seen.push(rest);
+        return rest;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw new Error(`no line within ${timeoutMs} ms (have ${JSON.stringify(this.buffer)})`);
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(new Error(`no line within ${timeoutMs} ms (seen ${JSON.stringify(this.seen)})`)),
+          left,
+        );
+      });
+      try {
+        const { value, done } = await Promise.race([this.reader.read(), timeout]);
+        if (done) this.ended = true;
+        else this.buffer += value;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+  }
+
+  /** Reads lines until one satisfies `pred`; returns the lines read, that one included. */
+  async until(pred: (line: string) => boolean, timeoutMs = 15_000): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
+    const got: string[] = [];
+    while (true) {
+      const line = await this.next(Math.max(1, deadline - Date.now()));
+      if (line === null) {
+        throw new Error(`stream ended before the line (read ${JSON.stringify(got)})`);
+      }
+      got.push(line);
+      if (pred(line)) return got;
+    }
+  }
+
+  /** Everything left, until the stream ends. */
+  async rest(timeoutMs = 15_000): Promise<string[]> {
+    const deadline = Date.now() + timeoutMs;
+    const got: string[] = [];
+    while (true) {
+      const line = await this.next(Math.max(1, deadline - Date.now()));
+      if (line === null) return got;
+      got.push(line);
+    }
+  }
+}
+
+/** A child whose stdout and stderr are read line by line as they arrive. */
 export interface LiveMur {
   child: Deno.ChildProcess;
+  out: LineReader;
+  err: LineReader;
   /** Resolves with the next stdout line, or null at end of output; rejects after timeoutMs. */
   nextLine(timeoutMs?: number): Promise<string | null>;
-  /** Everything the child wrote to stderr (resolves when it closes stderr). */
-  stderr: Promise<string>;
   kill(): void;
 }
 
@@ -57,49 +135,13 @@ export function spawnMur(args: string[], env: Record<string, string> = {}): Live
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  let ended = false;
-  const stderr = new Response(child.stderr).text();
+  const out = new LineReader(child.stdout);
+  const err = new LineReader(child.stderr);
   return {
     child,
-    stderr,
-    async nextLine(timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (true) {
-        const nl = buffer.indexOf("\n");
-        if (nl >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          return line;
-        }
-        if (ended) {
-          return buffer === "" ? null : (() => {
-            const rest = buffer;
-            buffer = "";
-            return rest;
-          })();
-        }
-        const left = deadline - Date.now();
-        if (left <= 0) {
-          throw new Error(`no stdout line within ${timeoutMs} ms (have ${JSON.stringify(buffer)})`);
-        }
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const timeout = new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`no stdout line within ${timeoutMs} ms`)),
-            left,
-          );
-        });
-        try {
-          const { value, done } = await Promise.race([lines.read(), timeout]);
-          if (done) ended = true;
-          else buffer += value;
-        } finally {
-          clearTimeout(timer);
-        }
-      }
-    },
+    out,
+    err,
+    nextLine: (timeoutMs) => out.next(timeoutMs),
     kill() {
       try {
         child.kill("SIGKILL");

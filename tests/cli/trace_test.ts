@@ -201,7 +201,7 @@ Deno.test("mur trace show: the summary sections", async () => {
         "Failed",
         `  ${TB}  turn 0  driver_error  provider overloaded`,
         "Tasks",
-        "  task 1 019f01a9 turns: 2 in: 250 out: 50 ok 1.5s",
+        "  task 1 cbe3aaaa turns: 2 in: 250 out: 50 ok 1.5s",
       ]
     ) assert(out.split("\n").includes(line), `missing ${JSON.stringify(line)} in\n${out}`);
     assert(!out.includes("Reopens"), "an empty section is left out");

@@ -244,7 +244,7 @@ Deno.test("mur watch | reader sees a status line while the stream is still open,
     assertEquals(await live.nextLine(), null);
     const st = await live.child.status;
     assertEquals(st.code, 0);
-    assert((await live.stderr).includes("[murmur] capsule closed"));
+    assert((await live.err.rest()).includes("[murmur] capsule closed"));
   } finally {
     release();
     live.kill();

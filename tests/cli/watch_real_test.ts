@@ -1,0 +1,243 @@
+/**
+ * The CLI against real capsules: `mur run --json` on the scripted driver, then `mur watch`,
+ * `mur ps` and `mur stop` as subprocesses, each with its own MURMUR_HOME.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { listRunningRecords } from "../../src/session/running.ts";
+import { LineReader, MAIN, runMur, spawnMur, tempHome } from "./helpers.ts";
+
+const MANIFEST = `name: realwatch
+version: "0.2.0"
+inference:
+  transport: http
+  driver: scripted
+  script: script.yaml
+  max_turns: 4
+lifecycle:
+  task_acceptance: queue
+  queue_depth: 2
+  after_task: sleep
+capabilities:
+  shell:
+    allow: [bash]
+`;
+
+const SCRIPT = `tasks:
+  - match: "fail"
+    turns:
+      - steps:
+          - error: "provider overloaded"
+  - match: "slow"
+    turns:
+      - steps:
+          - text: "slow start "
+          - delay_ms: 20000
+          - text: "slow end"
+  - turns:
+      - steps:
+          - thinking: "The user wants the weather."
+          - text: "Let me check. "
+          - tool_call: {id: toolu_01, name: bash, input: {command: "echo hello"}, chunks: 2}
+      - steps:
+          - text: "It is sunny in Paris."
+`;
+
+interface Ready {
+  url: string;
+  pid: number;
+  session_id: string;
+  workdir: string;
+}
+
+interface Capsule {
+  child: Deno.ChildProcess;
+  ready: Ready;
+  stderr: LineReader;
+}
+
+async function startCapsule(home: string): Promise<{ capsule: Capsule; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "mur-capsule-" });
+  await Deno.writeTextFile(`${dir}/murmur.yaml`, MANIFEST);
+  await Deno.writeTextFile(`${dir}/script.yaml`, SCRIPT);
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, "run", "--manifest", dir, "--json"],
+    env: { MURMUR_HOME: home, MURMUR_HEARTBEAT_MS: "300" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = new LineReader(child.stdout);
+  const line = await out.next(30_000);
+  assert(line, "mur run wrote no readiness line");
+  // Keep draining stdout so the capsule never blocks on a full pipe.
+  out.rest(120_000).catch(() => {});
+  return { capsule: { child, ready: JSON.parse(line), stderr: new LineReader(child.stderr) }, dir };
+}
+
+async function send(url: string, text: string): Promise<string> {
+  const res = await fetch(`http://${url}/`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: {
+        message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
+        configuration: { returnImmediately: true },
+      },
+    }),
+  });
+  const body = await res.json();
+  assert(body.result?.task?.id, JSON.stringify(body));
+  return body.result.task.id;
+}
+
+async function taskState(url: string, id: string): Promise<string> {
+  const res = await fetch(`http://${url}/`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id } }),
+  });
+  return (await res.json()).result.status.state;
+}
+
+async function cleanup(capsule: Capsule | undefined, dir: string | undefined, home: string) {
+  if (capsule) {
+    try {
+      capsule.child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await capsule.child.status;
+    capsule.stderr.rest(1000).catch(() => {});
+  }
+  if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.remove(home, { recursive: true }).catch(() => {});
+}
+
+Deno.test("real capsule: watch shows text, a tool call, a completion and a failure; stop ends it", async () => {
+  const home = await tempHome();
+  let capsule: Capsule | undefined;
+  let dir: string | undefined;
+  const watch = { live: undefined as ReturnType<typeof spawnMur> | undefined };
+  try {
+    ({ capsule, dir } = await startCapsule(home));
+    const { url, session_id: sid } = capsule.ready;
+    watch.live = spawnMur(["watch", "@1"], { MURMUR_HOME: home });
+    const w = watch.live;
+    assertEquals(
+      await w.err.next(30_000),
+      `[murmur] watching ${sid} (realwatch@0.2.0) at ${url}`,
+    );
+
+    await send(url, "weather please");
+    await send(url, "fail now");
+    const lines = await w.out.until((l) => l === "[failed]", 30_000);
+    const art = lines.findIndex((l) => l.startsWith("[artifact]"));
+    assert(art > 0, JSON.stringify(lines));
+    assert(/^\[artifact\] tool: bash \[ok, exit 0, \d+ms\] \| /.test(lines[art]), lines[art]);
+    const turn2 = lines.indexOf("[working] inference turn 2");
+    const block = lines.slice(art + 1, turn2);
+    assert(block.every((l) => l.startsWith("  ")), JSON.stringify(block));
+    assert(block.includes("  hello"), JSON.stringify(block));
+    assertEquals(lines.slice(0, art), ["[working] inference turn 1", "Let me check. "]);
+    assertEquals(lines.slice(turn2), [
+      "[working] inference turn 2",
+      "It is sunny in Paris.",
+      "[completed]",
+      "  It is sunny in Paris.",
+      "[working] inference turn 1",
+      "[failed]",
+    ]);
+
+    // A status line arrives through the pipe while its task is still running.
+    const slow = await send(url, "slow one");
+    const queued = await send(url, "queued weather");
+    assertEquals(await w.out.next(30_000), "[working] inference turn 1");
+    assertEquals(await taskState(url, slow), "TASK_STATE_WORKING");
+
+    const ps = await runMur(["ps"], { MURMUR_HOME: home });
+    assert(ps.stdout.split("\n")[1].startsWith(`${sid}  realwatch@0.2.0`), ps.stdout);
+    assert(ps.stdout.includes(" running "), ps.stdout);
+
+    const stop = await runMur(["stop", sid.slice(-6)], { MURMUR_HOME: home });
+    assertEquals(stop.code, 0, stop.stderr);
+    const out = stop.stdout.trimEnd().split("\n");
+    assertEquals(out.slice(0, 3), [
+      `stopped: ${sid}`,
+      "capsule: realwatch@0.2.0",
+      "signal:  SIGTERM",
+    ]);
+    const canceled = out.filter((l) => l.startsWith("canceled: ")).map((l) => l.slice(10)).sort();
+    assertEquals(canceled, [slow, queued].sort());
+    assert(out.includes("residue: nothing else was left running"), stop.stdout);
+    assert(!out.some((l) => l.startsWith("unended:")), stop.stdout);
+    const st = await capsule.child.status;
+    assert(st.code !== null && st.signal === null, `capsule ended by signal ${st.signal}`);
+    assertEquals(await listRunningRecords(home), []);
+
+    // The watch sees both tasks end, then the connection drop without capsule-closed.
+    const rest = await w.out.rest(15_000);
+    assertEquals(rest.filter((l) => l.startsWith("[") && !l.startsWith("[working]")), [
+      "[canceled]",
+      "[canceled]",
+    ]);
+    assertEquals((await w.child.status).code, 1);
+    const errs = await w.err.rest();
+    assert(
+      /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+ — the capsule may still be running; run mur watch again to reattach$/
+        .test(errs.at(-1)!),
+      errs.join("\n"),
+    );
+    assert(errs.at(-1)!.includes(sid));
+
+    // The finished session's trace reads back as a tree and a summary.
+    const steps = await runMur(["trace", "steps", sid.slice(-4), "--workdir", `${dir}/workdir`]);
+    assertEquals(steps.code, 0, steps.stderr);
+    const tree = steps.stdout.split("\n");
+    assertEquals(tree[0], `session ${sid}  realwatch@0.2.0`);
+    assert(tree.some((l) => l.startsWith("    turn 0  tool_call bash")), steps.stdout);
+    assert(tree.some((l) => l.startsWith("      tool_call bash  ok  ")), steps.stdout);
+    assert(tree.some((l) => l.startsWith("    task_failed  driver_error  ")), steps.stdout);
+    const show = await runMur(["trace", "show", "--workdir", `${dir}/workdir`]);
+    assertEquals(show.code, 0, show.stderr);
+    assert(show.stdout.includes(`  session:   ${sid}\n`), show.stdout);
+    assert(show.stdout.includes(`\n  ${slow}  phase turn\n`), show.stdout);
+    assert(show.stdout.includes(`\n  ${queued}  phase queued\n`), show.stdout);
+  } finally {
+    watch.live?.kill();
+    await watch.live?.child.status;
+    await cleanup(capsule, dir, home);
+  }
+});
+
+Deno.test("real capsule killed before any event: watch exits 1, 'lost before any event'", async () => {
+  const home = await tempHome();
+  let capsule: Capsule | undefined;
+  let dir: string | undefined;
+  let live: ReturnType<typeof spawnMur> | undefined;
+  try {
+    ({ capsule, dir } = await startCapsule(home));
+    live = spawnMur(["watch", "--url", capsule.ready.url, "--json"], {});
+    // --url: the card names the session
+    assertEquals(
+      await live.err.next(30_000),
+      `[murmur] watching ${capsule.ready.session_id} at ${capsule.ready.url}`,
+    );
+    // --json: the connection-ack is the first line; no numbered event yet
+    const ack = JSON.parse((await live.out.next(15_000))!);
+    assertEquals(ack.id, null);
+    assert(ack.event.message, JSON.stringify(ack));
+    capsule.child.kill("SIGKILL");
+    await capsule.child.status;
+    assertEquals(await live.out.rest(), []);
+    assertEquals((await live.child.status).code, 1);
+    assertEquals(
+      (await live.err.rest()).at(-1),
+      `error[E-IO-003]: connection to ${capsule.ready.url} lost before any event — the capsule may still be running; run mur watch again to reattach`,
+    );
+  } finally {
+    live?.kill();
+    await live?.child.status;
+    await cleanup(capsule, dir, home);
+  }
+});
