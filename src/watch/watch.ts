@@ -139,8 +139,9 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
       if (renderer.closed) return 0;
     }
   } catch (e) {
-    // A reset or abort mid-read is a lost connection like a clean end of stream.
-    if (opts.signal?.aborted) throw e;
+    // A reset mid-read is a lost connection like a clean end of stream; a closed stdout
+    // (`mur watch | head -1`) or an abort is not, and goes to the caller.
+    if (e instanceof Deno.errors.BrokenPipe || opts.signal?.aborted) throw e;
   }
   if (!opts.json) await write(renderer.finish());
   const where = lastId === undefined ? "lost before any event" : `lost after event id ${lastId}`;

@@ -11,7 +11,7 @@ import {
   status,
   taskFrame,
 } from "../watch/fake_door.ts";
-import { fakeSessionId, runMur, spawnMur, tempHome, writeRecord } from "./helpers.ts";
+import { fakeSessionId, MAIN, runMur, spawnMur, tempHome, writeRecord } from "./helpers.ts";
 
 const T1 = "tsk_0199c4e2f1b7712a9d3e4f5061728394";
 const T2 = "tsk_0199c4e2f1b7712a9d3e4f5061728395";
@@ -393,4 +393,34 @@ Deno.test("mur watch --url on a port nothing listens on: E-IO-003, exit 1", asyn
   const r = await runMur(["watch", "--url", `127.0.0.1:${port}`]);
   assertEquals(r.code, 1);
   assert(r.stderr.startsWith(`error[E-IO-003]: could not connect to 127.0.0.1:${port}`), r.stderr);
+});
+
+Deno.test("mur watch | head -1: a reader that goes away ends the watch quietly", async () => {
+  const sid = fakeSessionId();
+  const door = startFakeDoor({
+    sessionId: sid,
+    async watch(w) {
+      await w.event(1, status(T1, C1, "TASK_STATE_WORKING", "inference turn 1"));
+      // keep writing lines after the reader has gone (bounded)
+      for (let i = 2; i < 200; i++) {
+        await w.event(i, status(T1, C1, "TASK_STATE_WORKING", `inference turn ${i}`));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+  });
+  const child = new Deno.Command("sh", {
+    args: ["-c", `"${Deno.execPath()}" run -A --quiet "${MAIN}" watch --url ${door.url} | head -1`],
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  try {
+    const out = await child.output();
+    assertEquals(new TextDecoder().decode(out.stdout), "[working] inference turn 1\n");
+    assert(!new TextDecoder().decode(out.stderr).includes("E-IO-003"));
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await door.close();
+  }
 });

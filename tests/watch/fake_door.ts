@@ -24,7 +24,7 @@ export interface FakeDoorOptions {
   /** When set, every POST needs `Authorization: Bearer <token>`, and the card omits the session. */
   token?: string;
   /** Runs for each murmur.WatchSession connection; the stream ends when it returns. */
-  watch?: (w: StreamWriter, signal: AbortSignal) => Promise<void>;
+  watch?: (w: StreamWriter) => Promise<void>;
   /** Answers other JSON-RPC methods: return `{result}` or `{error}`. */
   rpc?: (method: string, params: unknown) => { result?: unknown; error?: unknown };
   /** The session id the card claims (defaults to sessionId). */
@@ -104,7 +104,7 @@ export function startFakeDoor(opts: FakeDoorOptions): FakeDoor {
               },
             };
             try {
-              await script(w, req.signal);
+              await script(w);
             } finally {
               try {
                 controller.close();
