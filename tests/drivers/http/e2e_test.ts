@@ -14,6 +14,7 @@ import {
 } from "../../helpers/capsule.ts";
 import { type FakeProvider, startFakeProvider } from "../../../scripts/fakes/server.ts";
 import type { FakeTurn } from "../../../scripts/fakes/plan.ts";
+import { parse as parseYaml } from "yaml";
 import { FAKE_OF, type HttpDriverName, KEY, MODEL_OF } from "./harness.ts";
 
 type R = Record<string, Record<string, unknown>>;
@@ -287,5 +288,42 @@ Deno.test("e2e openai-compatible: a turn cut at max_tokens keeps its text with W
   } finally {
     await cap.close();
     await fake.close();
+  }
+});
+
+Deno.test("e2e examples: each example capsule runs a tool-calling task with its one variable set", async () => {
+  const examples = [
+    { dir: "anthropic", kind: "anthropic", env: { ANTHROPIC_API_KEY: KEY } },
+    { dir: "openai", kind: "openai-responses", env: { OPENAI_API_KEY: KEY } },
+    { dir: "ollama", kind: "openai-chat", env: { OLLAMA_MODEL: "llama3.2" } },
+  ] as const;
+  for (const ex of examples) {
+    const fake = startFakeProvider({
+      kind: ex.kind,
+      apiKey: ex.dir === "ollama" ? undefined : KEY,
+      turns: [
+        { steps: [{ toolCall: { id: "call_d", name: "date", input: { command: "+%Y" } } }] },
+        { steps: [{ text: "It is the current year." }] },
+      ],
+    });
+    const url = new URL(`../../../examples/${ex.dir}/murmur.yaml`, import.meta.url);
+    const m = parseYaml(await Deno.readTextFile(url)) as Record<string, Record<string, unknown>>;
+    // Only the address changes: the fake stands in for the provider.
+    m.inference.endpoint = fake.baseURL;
+    const cap = await startCapsule({ manifest: m, env: ex.env, args: ["--task", TASK] });
+    try {
+      const timer = setTimeout(() => cap.kill(), 20_000);
+      const done = await cap.finished();
+      clearTimeout(timer);
+      assert.equal(done.code, 0, `${ex.dir}: ${done.stderr}`);
+      assert.equal(fake.requests.length, 2, ex.dir);
+      const result = await Deno.readTextFile(`${cap.ready.workdir}/out/result.txt`);
+      assert.match(result, /current year/);
+      const second = JSON.stringify(fake.requests[1].body);
+      assert.ok(second.includes(String(new Date().getFullYear())), `${ex.dir}: ${second}`);
+    } finally {
+      await cap.close();
+      await fake.close();
+    }
   }
 });
