@@ -47,6 +47,8 @@ export interface CapsuleOptions {
   files?: Record<string, string>;
   /** Wait for the readiness line (default true). */
   waitReady?: boolean;
+  /** Extra `deno run` flags, e.g. `--v8-flags=--max-old-space-size=64`. */
+  denoArgs?: string[];
 }
 
 /** Writes the manifest (and script) into a fresh temp dir. */
@@ -86,7 +88,17 @@ export async function startCapsule(o: CapsuleOptions): Promise<Capsule> {
   const dir = await writeCapsule(o);
   const home = `${dir}/.murmur-home`;
   const cmd = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "run", "--manifest", dir, "--json", ...(o.args ?? [])],
+    args: [
+      "run",
+      "-A",
+      ...(o.denoArgs ?? []),
+      MAIN,
+      "run",
+      "--manifest",
+      dir,
+      "--json",
+      ...(o.args ?? []),
+    ],
     env: { MURMUR_HOME: home, MURMUR_HEARTBEAT_MS: "15000", NO_COLOR: "1", ...o.env },
     stdout: "piped",
     stderr: "piped",
