@@ -99,7 +99,15 @@ export async function* callOnce(
           return { kind: "aborted" };
         case "finish": {
           if (part.finishReason === "error") {
-            return failed(new Error("the provider ended the stream with an error"));
+            // An error part comes first and ends the call; this is the belt to that brace.
+            return {
+              kind: "failed",
+              failure: {
+                cause: "driver_error",
+                retryable: false,
+                message: "the provider ended the stream with an error",
+              },
+            };
           }
           if (part.finishReason === "interrupted") {
             // The SDK saw the body end without the provider's end-of-message event.
