@@ -73,7 +73,7 @@ export function requestInputTool(
         return { ...base, content: "the task was canceled", isError: true, durationMs };
       }
       if (reply === "timeout") throw new InputTimeout();
-      registry.status(task, "TASK_STATE_WORKING", "resumed");
+      // The session already answered TASK_STATE_WORKING `resumed` when the reply arrived.
       return {
         ...base,
         content: fenceReply(reply),

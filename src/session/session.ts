@@ -219,6 +219,8 @@ export class Session {
     const waiter = task.inputWaiter;
     if (!waiter || task.state !== "TASK_STATE_INPUT_REQUIRED") return false;
     task.inputWaiter = undefined;
+    // The reply is answered at once: GetTask and the reply's own stream open in WORKING.
+    this.registry.status(task, "TASK_STATE_WORKING", "resumed");
     waiter(text);
     return true;
   }
