@@ -55,7 +55,9 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     description:
       "Every JSON-RPC method this door answers, including the murmur methods murmur.WatchSession and murmur.StopSession, which are not A2A methods, and whether it accepts tasks from peer capsules.",
     required: false,
-    params: { methods: doorMethods(authenticated), peerTasks: false },
+    // Peer tasks need no consent here: `x-murmur-task-origin: peer` is honoured (peer lane)
+    // whenever the door takes tasks at all.
+    params: { methods: doorMethods(authenticated), peerTasks: accepts },
   };
   const capsule = {
     uri: CAPSULE_URI,

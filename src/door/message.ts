@@ -110,17 +110,52 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
   };
 }
 
+/**
+ * Nesting beyond which a data part is written compact rather than pretty-printed: indentation
+ * grows with depth, so a deeply nested value (a body can nest millions of levels) would
+ * pretty-print to a quadratic size.
+ */
+export const PRETTY_DEPTH = 64;
+
+/** How deep a JSON value nests, counted without recursion and stopping past `limit`. */
+function nestingExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (d + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return false;
+}
+
+/** The longest run of backticks in `s`. */
+function longestBacktickRun(s: string): number {
+  let longest = 0;
+  let run = 0;
+  for (let i = 0; i < s.length; i++) {
+    run = s.charCodeAt(i) === 96 ? run + 1 : 0;
+    if (run > longest) longest = run;
+  }
+  return longest;
+}
+
+/** A Markdown fence one backtick longer than any run in `body`, at least three. */
+export function fenced(label: string, body: string): string {
+  const fence = "`".repeat(Math.max(3, longestBacktickRun(body) + 1));
+  return `${fence}${label}\n${body}\n${fence}`;
+}
+
 /** Parts in order joined by `\n`: text as-is, data pretty-printed in a fence labelled `data`. */
 export function renderParts(parts: Record<string, unknown>[]): string {
   return parts.map((p) => {
     if ("text" in p) return String(p.text);
-    const json = JSON.stringify(p.data, null, 2) ?? "null";
+    const pretty = !nestingExceeds(p.data, PRETTY_DEPTH);
+    const json = (pretty ? JSON.stringify(p.data, null, 2) : JSON.stringify(p.data)) ?? "null";
     let label = "data";
     const clean = (v: string) => v.replace(/[\s`=]/g, "_");
     if (typeof p.mediaType === "string") label += ` media-type=${clean(p.mediaType)}`;
     if (typeof p.filename === "string") label += ` filename=${clean(p.filename)}`;
-    const longest = Math.max(0, ...(json.match(/`+/g) ?? []).map((r) => r.length));
-    const fence = "`".repeat(Math.max(3, longest + 1));
-    return `${fence}${label}\n${json}\n${fence}`;
+    return fenced(label, json);
   }).join("\n");
 }

@@ -5,12 +5,12 @@
  * caller's alone.
  */
 import type { Task } from "../a2a/types.ts";
-import { isTerminal } from "../a2a/types.ts";
+import { isTerminal, stateWord } from "../a2a/types.ts";
 import type { Session } from "../session/session.ts";
 import type { Origin, TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { type IncomingMessage, readMessage } from "./message.ts";
+import { fenced, type IncomingMessage, readMessage } from "./message.ts";
 
 export interface CallContext {
   session: Session;
@@ -28,6 +28,14 @@ export type Routed =
 export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
   const msg = readMessage(params);
   if (msg instanceof RpcError) throw msg;
+  if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
+    throw invalidParams(
+      "Invalid params: forgetSession asks this capsule to forget the harness session this context names, and only a capsule on inference.transport: process has one",
+    );
+  }
+  if (msg.referenceTaskIds.length > 0) {
+    msg.text += `\n\n${referencedTasks(ctx, msg.referenceTaskIds)}`;
+  }
   if (msg.taskId === undefined) return { kind: "new", msg };
   const task = ctx.session.registry.get(msg.taskId);
   if (!task) throw taskNotFound(msg.taskId);
@@ -50,6 +58,33 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
     );
   }
   return { kind: "reply", msg, task };
+}
+
+/**
+ * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (door-facts §5):
+ * one line per id with its state word; a completed task's answer in a `response` fence, another
+ * ended task's final message on the same line.
+ */
+export function referencedTasks(ctx: CallContext, ids: string[]): string {
+  const lines = ["Referenced tasks:"];
+  for (const id of ids) {
+    const t = ctx.session.registry.get(id);
+    if (!t) {
+      lines.push(`- ${id}: not a task this capsule holds`);
+      continue;
+    }
+    const word = stateWord(t.state);
+    if (t.state === "TASK_STATE_COMPLETED" && t.response) {
+      lines.push(`- ${id}: ${word}`, fenced("response", t.response));
+    } else if (isTerminal(t.state)) {
+      const part = t.status.message?.parts[0];
+      const text = part && "text" in part ? part.text.replace(/\s*\n\s*/g, " ") : "";
+      lines.push(text ? `- ${id}: ${word}: ${text}` : `- ${id}: ${word}`);
+    } else {
+      lines.push(`- ${id}: ${word}`);
+    }
+  }
+  return lines.join("\n");
 }
 
 /** Delivers a reply to a waiting task; the task answers in TASK_STATE_WORKING. */
@@ -144,15 +179,42 @@ export function cancelTask(ctx: CallContext, params: Record<string, unknown>): T
   return toA2A(task);
 }
 
-const STATES = new Set([
+/** TaskState by ProtoJSON name and number; UNSPECIFIED (0) filters nothing. */
+const STATE_NUMBERS = [
+  "TASK_STATE_UNSPECIFIED",
   "TASK_STATE_SUBMITTED",
   "TASK_STATE_WORKING",
-  "TASK_STATE_INPUT_REQUIRED",
   "TASK_STATE_COMPLETED",
   "TASK_STATE_FAILED",
   "TASK_STATE_CANCELED",
+  "TASK_STATE_INPUT_REQUIRED",
   "TASK_STATE_REJECTED",
-]);
+  "TASK_STATE_AUTH_REQUIRED",
+];
+
+/** The ListTasks `status` filter: undefined for none, else a state name. */
+function statusFilter(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  const name = typeof v === "number" && Number.isInteger(v) ? STATE_NUMBERS[v] : v;
+  if (typeof name !== "string" || !STATE_NUMBERS.includes(name)) {
+    throw invalidParams(
+      `Invalid params: status ${
+        JSON.stringify(v)?.slice(0, 80)
+      } is not a TaskState; give a TASK_STATE_* name`,
+    );
+  }
+  return name === "TASK_STATE_UNSPECIFIED" ? undefined : name;
+}
+
+/** ProtoJSON int32: a JSON integer or a string of one. */
+function int32(v: unknown): number | null {
+  if (typeof v === "number" && Number.isInteger(v)) return v;
+  if (typeof v === "string" && /^-?\d{1,10}$/.test(v)) return Number(v);
+  return null;
+}
+
+/** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** ListTasks (A2A v1.0, contract §5): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
@@ -160,36 +222,46 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
   if (contextId !== undefined && typeof contextId !== "string") {
     throw invalidParams("Invalid params: contextId must be a string");
   }
-  const status = param(params, "status");
-  if (status !== undefined && (typeof status !== "string" || !STATES.has(status))) {
-    throw invalidParams("Invalid params: status must be a TASK_STATE_* value");
-  }
+  const status = statusFilter(param(params, "status"));
   const pageSizeRaw = param(params, "pageSize");
   let pageSize = 50;
-  if (pageSizeRaw !== undefined) {
-    if (typeof pageSizeRaw !== "number" || !Number.isInteger(pageSizeRaw)) {
+  if (pageSizeRaw !== undefined && pageSizeRaw !== null) {
+    const n = int32(pageSizeRaw);
+    if (n === null || n < 1 || n > 100) {
       throw invalidParams("Invalid params: pageSize must be an integer from 1 to 100");
     }
-    if (pageSizeRaw < 1 || pageSizeRaw > 100) {
-      throw invalidParams("Invalid params: pageSize must be an integer from 1 to 100");
+    pageSize = n;
+  }
+  const history = param(params, "historyLength");
+  if (history !== undefined && history !== null) {
+    const n = int32(history);
+    if (n === null || n < 0) {
+      throw invalidParams("Invalid params: historyLength must be a non-negative integer");
     }
-    pageSize = pageSizeRaw;
   }
   const after = param(params, "statusTimestampAfter");
   let afterMs: number | undefined;
-  if (after !== undefined) {
-    afterMs = typeof after === "string" ? Date.parse(after) : NaN;
+  if (after !== undefined && after !== null) {
+    afterMs = typeof after === "string" && RFC3339.test(after) ? Date.parse(after) : NaN;
     if (Number.isNaN(afterMs)) {
-      throw invalidParams("Invalid params: statusTimestampAfter must be an RFC 3339 timestamp");
+      throw invalidParams(
+        "Invalid params: statusTimestampAfter must be an RFC 3339 timestamp such as 2026-10-13T09:00:00.123Z",
+      );
     }
   }
   const include = param(params, "includeArtifacts");
-  if (include !== undefined && typeof include !== "boolean") {
+  if (include !== undefined && include !== null && typeof include !== "boolean") {
     throw invalidParams("Invalid params: includeArtifacts must be a boolean");
   }
   const tokenRaw = param(params, "pageToken");
-  if (tokenRaw !== undefined && typeof tokenRaw !== "string") {
+  if (tokenRaw !== undefined && tokenRaw !== null && typeof tokenRaw !== "string") {
     throw invalidParams("Invalid params: pageToken must be a string");
+  }
+  const cursor = tokenRaw ? decodeCursor(tokenRaw) : null;
+  if (tokenRaw && !cursor) {
+    throw invalidParams(
+      "Invalid params: pageToken is not a nextPageToken this door issued; start again without it",
+    );
   }
   const matching = ctx.session.registry.all()
     .filter((t) =>
@@ -197,19 +269,16 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
       (status === undefined || t.state === status) &&
       (afterMs === undefined || t.changedAt >= afterMs)
     )
-    .sort((a, b) => b.changedAt - a.changedAt || (a.id < b.id ? 1 : -1));
-  let start = 0;
-  if (tokenRaw) {
-    const cursor = decodeCursor(tokenRaw);
-    if (!cursor) throw invalidParams("Invalid params: pageToken is not a token this door issued");
-    start = matching.findIndex((t) =>
-      t.changedAt < cursor.at || (t.changedAt === cursor.at && t.id < cursor.id)
-    );
-    if (start < 0) start = matching.length;
-  }
-  const page = matching.slice(start, start + pageSize);
+    .sort(newestFirst);
+  // The cursor names the last task of the previous page by (last change, id): the next page is
+  // what sorts after it, so tasks that changed meanwhile move without repeating the page.
+  const start = cursor
+    ? matching.findIndex((t) => newestFirst(t, { changedAt: cursor.at, id: cursor.id }) > 0)
+    : 0;
+  const from = start < 0 ? matching.length : start;
+  const page = matching.slice(from, from + pageSize);
   const last = page[page.length - 1];
-  const more = start + pageSize < matching.length;
+  const more = from + pageSize < matching.length;
   return {
     tasks: page.map((t) => toA2A(t, include === true)),
     nextPageToken: more && last ? encodeCursor(last.changedAt, last.id) : "",
@@ -218,18 +287,28 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
   };
 }
 
+/** Newest last change first; equal times by id, descending (ids are time-ordered UUIDv7). */
+function newestFirst(
+  a: { changedAt: number; id: string },
+  b: { changedAt: number; id: string },
+): number {
+  return b.changedAt - a.changedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
 function encodeCursor(at: number, id: string): string {
-  return btoa(JSON.stringify([at, id]));
+  return btoa(JSON.stringify([at, id])).replace(/=+$/, "");
 }
 
 function decodeCursor(token: string): { at: number; id: string } | null {
   try {
     const v = JSON.parse(atob(token));
-    if (Array.isArray(v) && typeof v[0] === "number" && typeof v[1] === "string") {
+    if (
+      Array.isArray(v) && v.length === 2 && Number.isSafeInteger(v[0]) && typeof v[1] === "string"
+    ) {
       return { at: v[0], id: v[1] };
     }
   } catch {
-    // not ours
+    // not a token this door wrote: refused by the caller
   }
   return null;
 }

@@ -12,10 +12,10 @@ import {
   checkVersion,
   type Envelope,
   parseEnvelope,
-  type RpcError,
   RpcError as RpcErrorClass,
   rpcErrorBody,
   rpcResult,
+  unsupported,
 } from "./jsonrpc.ts";
 import {
   type CallContext,
@@ -30,6 +30,20 @@ import { sendStreaming, subscribeToTask, watchSession } from "./streams.ts";
 
 /** Request bodies over this are refused with 413 before they are read (contract §5). */
 export const BODY_CAP_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The card is built once per session and names its port, so a cache may keep it a while but
+ * must revalidate: a new session behind the same port serves a new card (new ETag).
+ */
+export const CARD_CACHE_CONTROL = "public, max-age=300, must-revalidate";
+
+/** `If-None-Match`: `*` or a list of (possibly weak) tags, compared weakly (RFC 9110 §13.1.2). */
+export function matchesEtag(header: string | null, etag: string): boolean {
+  if (header === null) return false;
+  if (header.trim() === "*") return true;
+  const strip = (t: string) => t.trim().replace(/^W\//, "");
+  return header.split(",").some((t) => strip(t) === strip(etag));
+}
 
 export interface DoorOptions {
   session: Session;
@@ -114,17 +128,13 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
   const handle = async (req: Request): Promise<Response> => {
     const url = new URL(req.url);
     if (url.pathname === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
-      if (req.headers.get("if-none-match") === cards.etag) {
-        return bare(304, { etag: cards.etag });
-      }
-      return new Response(cards.publicBody, {
-        headers: {
-          ...JSON_HEADERS,
-          "cache-control": "max-age=300",
-          etag: cards.etag,
-          "last-modified": cards.modified,
-        },
-      });
+      const cache = {
+        "cache-control": CARD_CACHE_CONTROL,
+        etag: cards.etag,
+        "last-modified": cards.modified,
+      };
+      if (matchesEtag(req.headers.get("if-none-match"), cards.etag)) return bare(304, cache);
+      return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
     }
     const admitted = await gate(req);
     if (admitted instanceof Response) return admitted;
@@ -132,7 +142,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
 
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
     if (url.pathname !== "/" || url.search || req.method !== "POST") return bare(404);
-    const ctype = req.headers.get("content-type") ?? "";
+    // Media types are case-insensitive; like the reference, any line naming application/json.
+    const ctype = (req.headers.get("content-type") ?? "").toLowerCase();
     if (!ctype.includes("application/json")) return bare(404);
     const declared = req.headers.get("content-length");
     if (declared !== null && Number(declared) > BODY_CAP_BYTES) return tooLarge();
@@ -151,10 +162,11 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     const versionError = checkVersion(req.headers);
     if (versionError) return json(200, rpcErrorBody(env.id, versionError));
     if (!methods.has(env.method)) {
-      if (env.method === "GetExtendedAgentCard") {
-        return json(200, rpcErrorBody(env.id, extendedRefusal()));
-      }
-      return json(200, rpcErrorBody(env.id, new RpcErrorClass(-32601, "Method not found")));
+      // A public door knows the method but serves no extended card (door-facts §2).
+      const refusal = env.method === "GetExtendedAgentCard"
+        ? unsupported("this agent serves no extended agent card")
+        : new RpcErrorClass(-32601, "Method not found");
+      return json(200, rpcErrorBody(env.id, refusal));
     }
     if (grant && env.method !== "GetExtendedAgentCard" && !grant.scopes.has(env.method)) {
       return forbidden(grant, env.method);
@@ -173,16 +185,6 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     }
     return await dispatch(req, { ...env, params: env.params ?? {} });
   };
-
-  const extendedRefusal = (): RpcError => {
-    try {
-      extendedCard(ctxFor(null, req0));
-    } catch (e) {
-      if (e instanceof RpcErrorClass) return e;
-    }
-    return new RpcErrorClass(-32601, "Method not found");
-  };
-  const req0 = new Request("http://localhost/");
 
   const ctxFor = (_grant: Grant | null, req: Request): CallContext => {
     const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
@@ -258,7 +260,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       413,
       JSON.stringify({
         error: "payload_too_large",
-        message: `request bodies are capped at ${BODY_CAP_BYTES} bytes`,
+        message:
+          `this door reads request bodies of at most ${BODY_CAP_BYTES} bytes (8 MiB); send a smaller message`,
       }),
     );
 

@@ -208,9 +208,15 @@ export class Session {
         return false;
       case "single":
         return !this.#acceptedAny;
-      case "queue":
-        return this.registry.queued().filter((t) => t.source === "a2a" || t.source === "task_md")
-          .length < lc.queueDepth;
+      case "queue": {
+        // The running task does not count, nor the one a free loop is about to start: between a
+        // submit and the loop taking the task, that task is not waiting in the queue.
+        const free = this.#running === null && !this.#stopped && !this.#closing;
+        const head = free ? this.registry.nextQueued() : undefined;
+        return this.registry.queued().filter((t) =>
+          t !== this.#running && t !== head && (t.source === "a2a" || t.source === "task_md")
+        ).length < lc.queueDepth;
+      }
     }
   }
 
@@ -261,7 +267,11 @@ export class Session {
     return this.#opts.residue?.() ?? [];
   }
 
-  /** murmur.StopSession: every held task through the cancel path. */
+  /**
+   * murmur.StopSession: every held task through the cancel path, and nothing starts afterwards.
+   * A task accepted later waits until the session ends and is then rejected as stopped; a
+   * capsule that does not sleep ends once its running task has ended.
+   */
   stop(): { sessionId: string; canceled: string[]; residue: ResidueItem[] } {
     this.#stopped = true;
     const canceled: string[] = [];
@@ -269,6 +279,7 @@ export class Session {
       if (this.cancel(t)) canceled.push(t.id);
     }
     canceled.sort();
+    this.#kick();
     return { sessionId: this.id, canceled, residue: this.residue() };
   }
 
@@ -313,7 +324,7 @@ export class Session {
     const sleeps = lc.taskAcceptance === "queue" && lc.afterTask === "sleep";
     let ranAny = false;
     while (!this.#closing) {
-      const next = this.registry.nextQueued();
+      const next = this.#stopped ? undefined : this.registry.nextQueued();
       if (next) {
         ranAny = true;
         await this.#runTask(next);
@@ -325,6 +336,7 @@ export class Session {
       }
       if (lc.taskAcceptance === "none") break;
       if (ranAny && !sleeps) break;
+      if (this.#stopped && !sleeps) break;
       if (sleeps) {
         await this.#idle(null);
         continue;
@@ -364,9 +376,17 @@ export class Session {
     }
   }
 
+  /**
+   * Does the A2A task that just ended decide the status (runtime-facts §2.4)? Yes when the
+   * capsule ends after it (single; queue + exit with nothing else queued) or while closing or
+   * stopped; never for a sleeping capsule's ordinary tasks.
+   */
   #deciding(): boolean {
+    if (this.#closing || this.#stopped) return true;
     const lc = this.manifest.lifecycle;
-    return !(lc.taskAcceptance === "queue" && lc.afterTask === "sleep");
+    if (lc.taskAcceptance !== "queue") return true;
+    if (lc.afterTask === "sleep") return false;
+    return this.registry.nextQueued() === undefined;
   }
 
   #decide(status: SessionStatus, deciding: boolean): void {
