@@ -1,0 +1,220 @@
+/**
+ * `mur run` as a real subprocess in its human (or any) output mode: a capsule written to a temp
+ * dir (tests/helpers/capsule.ts writeCapsule), its own MURMUR_HOME, stdout read line by line as it
+ * arrives, every wait bounded, the process killed by pid in `close()`.
+ */
+import { MAIN, writeCapsule } from "../helpers/capsule.ts";
+
+export { MAIN };
+
+export interface RunOptions {
+  manifest: Record<string, unknown>;
+  script?: Record<string, unknown>;
+  files?: Record<string, string>;
+  /** Arguments after `run --manifest <dir>`. */
+  args?: string[];
+  env?: Record<string, string>;
+  /** Pass the manifest as `--manifest <dir>/murmur.yaml` instead of the folder. */
+  manifestFile?: boolean;
+}
+
+export interface RunEnd {
+  code: number;
+  signal: Deno.Signal | null;
+  /** All of stdout, from the first byte. */
+  stdout: string;
+  stderr: string;
+}
+
+export interface Run {
+  dir: string;
+  home: string;
+  child: Deno.ChildProcess;
+  pid: number;
+  /** The next stdout line (null at end of stream); throws after `ms`. */
+  line(ms?: number): Promise<string | null>;
+  /** Resolves when the process has exited; kills it with SIGKILL after `ms`. */
+  end(ms?: number): Promise<RunEnd>;
+  signal(sig: Deno.Signal): void;
+  /** Kills the process if it still runs and removes the temp dir. */
+  close(): Promise<void>;
+}
+
+export async function spawnRun(o: RunOptions): Promise<Run> {
+  const dir = await writeCapsule({ manifest: o.manifest, script: o.script, files: o.files });
+  const home = `${dir}/.murmur-home`;
+  const manifestArg = o.manifestFile ? `${dir}/murmur.yaml` : dir;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
+    env: { MURMUR_HOME: home, NO_COLOR: "1", ...o.env },
+    cwd: dir,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  let all = "";
+  let buf = "";
+  let eof = false;
+  let ended: Promise<RunEnd> | null = null;
+
+  const readMore = async (deadline: number): Promise<void> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, rej) => {
+      timer = setTimeout(
+        () => rej(new Error(`mur run: no stdout line in time (have ${JSON.stringify(all)})`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      const r = await Promise.race([reader.read(), timeout]);
+      if (r.done) eof = true;
+      else {
+        all += r.value;
+        buf += r.value;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const run: Run = {
+    dir,
+    home,
+    child,
+    pid: child.pid,
+    async line(ms = 30_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const i = buf.indexOf("\n");
+        if (i >= 0) {
+          const l = buf.slice(0, i);
+          buf = buf.slice(i + 1);
+          return l;
+        }
+        if (eof) {
+          if (buf === "") return null;
+          const rest = buf;
+          buf = "";
+          return rest;
+        }
+        await readMore(deadline);
+      }
+    },
+    end(ms = 30_000) {
+      ended ??= (async () => {
+        const timer = setTimeout(() => run.signal("SIGKILL"), ms);
+        try {
+          while (!eof) await readMore(Date.now() + ms + 1000);
+          const st = await child.status;
+          return { code: st.code, signal: st.signal, stdout: all, stderr: await stderr };
+        } finally {
+          clearTimeout(timer);
+        }
+      })();
+      return ended;
+    },
+    signal(sig) {
+      try {
+        Deno.kill(child.pid, sig);
+      } catch {
+        // already gone
+      }
+    },
+    async close() {
+      run.signal("SIGKILL");
+      await run.end(5_000).catch(() => {});
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+  return run;
+}
+
+/** Runs `mur run …` to its end (bounded) and cleans up; for launches expected to end by themselves. */
+export async function runToEnd(o: RunOptions, ms = 30_000): Promise<RunEnd & { dir: string }> {
+  const run = await spawnRun(o);
+  try {
+    const end = await run.end(ms);
+    return { ...end, dir: run.dir };
+  } finally {
+    await run.close();
+  }
+}
+
+export type TraceLine = Record<string, unknown> & {
+  event_type: string;
+  event_id: string;
+  parent_id: string | null;
+  session_id: string;
+  timestamp: number;
+};
+
+export async function readTrace(path: string): Promise<TraceLine[]> {
+  const text = await Deno.readTextFile(path);
+  return text.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
+}
+
+export function ofType(lines: TraceLine[], type: string): TraceLine[] {
+  return lines.filter((l) => l.event_type === type);
+}
+
+/** The files under `$MURMUR_HOME/running/` (none when the folder does not exist). */
+export async function runningFiles(home: string): Promise<string[]> {
+  const out: string[] = [];
+  try {
+    for await (const e of Deno.readDir(`${home}/running`)) out.push(e.name);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  return out.sort();
+}
+
+/** Polls `check` every 25 ms until it returns a value (not undefined), bounded by `ms`. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  ms = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** One JSON-RPC call to a door at `localhost:<port>`. */
+export async function rpc(
+  url: string,
+  method: string,
+  params: unknown = {},
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`http://${url.replace("localhost", "127.0.0.1")}/`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  return await res.json();
+}
+
+/** The tasks ListTasks returns (id, state). */
+export async function listTasks(url: string): Promise<{ id: string; state: string }[]> {
+  const r = await rpc(url, "ListTasks", {});
+  const tasks = (r.result as { tasks: { id: string; status: { state: string } }[] }).tasks;
+  return tasks.map((t) => ({ id: t.id, state: t.status.state }));
+}
+
+/** A capsule manifest on the scripted driver (the script is added by writeCapsule). */
+export function manifest(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: "runtest", version: "0.3.0", ...extra };
+}
+
+/** `localhost:<port>` → the port. */
+export function portOf(url: string): number {
+  const m = /^localhost:(\d+)$/.exec(url);
+  if (!m) throw new Error(`not a localhost:<port> url: ${url}`);
+  return Number(m[1]);
+}
