@@ -57,6 +57,8 @@ export interface Ctx {
 }
 
 export const COMPLETED = "TASK_STATE_COMPLETED";
+/** Replays per round; the round records their median. */
+export const REPLAY_TRIES = 3;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Throws with the run's error when it failed or missed events, so the caller can note why. */

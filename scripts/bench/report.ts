@@ -1,6 +1,6 @@
 /** Turns the rounds' figures into the table (stdout) and BENCHMARKS.md. */
 import type { Column, Measure, Results } from "./results.ts";
-import type { Plan } from "./measure.ts";
+import { type Plan, REPLAY_TRIES } from "./measure.ts";
 import { rawFloodN } from "./round_raw.ts";
 
 export interface Machine {
@@ -250,6 +250,8 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
     2 * plan.idle
   } open idle streams over ${plan.idle} (the first ${plan.idle} also pay one-time costs that swing from one
   fresh process to the next); under a stalled reader, the peak sampled every 20 ms during the run over the RSS before it.
+  Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round. Cold
+  start: spawn to the readiness line (raw and SDK: their own one-line readiness print on listen).
 
 ## Results
 

@@ -1,5 +1,15 @@
 /** One round against the limit: a fresh `raw_server.ts` on core 0. */
-import { attempt, checkRun, COMPLETED, type Ctx, idleKiB, type Plan, stallMiB } from "./measure.ts";
+import {
+  attempt,
+  checkRun,
+  COMPLETED,
+  type Ctx,
+  idleKiB,
+  type Plan,
+  REPLAY_TRIES,
+  stallMiB,
+} from "./measure.ts";
+import { median } from "./stats.ts";
 import { kill, spawnReady } from "./procs.ts";
 import type { RequestSpec, TriggerSpec } from "./loadgen.ts";
 
@@ -68,16 +78,22 @@ export async function roundRaw(ctx: Ctx): Promise<void> {
       res.add("raw", "p99", r.latency!.p99);
     });
     await attempt(ctx, [["raw", "replayMs"]], async () => {
-      const r = checkRun(
-        await lg.run({
-          ...base,
-          k: 1,
-          request: { ...request, headers: { ...request.headers, "Last-Event-ID": "1000" } },
-          stopAfter: plan.replay,
-        }),
-        plan.replay,
-      );
-      res.add("raw", "replayMs", r.requestToEndMs);
+      const times: number[] = [];
+      // The first replay on a fresh process also pays for compiling its code path: take the
+      // median of a few, as a client reconnecting to a running server sees it.
+      for (let i = 0; i < REPLAY_TRIES; i++) {
+        const r = checkRun(
+          await lg.run({
+            ...base,
+            k: 1,
+            request: { ...request, headers: { ...request.headers, "Last-Event-ID": "1000" } },
+            stopAfter: plan.replay,
+          }),
+          plan.replay,
+        );
+        times.push(r.requestToEndMs);
+      }
+      res.add("raw", "replayMs", median(times));
     });
     await attempt(ctx, [["raw", "stallMiB"]], async () => {
       res.add(
