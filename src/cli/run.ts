@@ -9,7 +9,9 @@ import { MurError, warningLine } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { NO_HOOKS } from "../session/hooks_api.ts";
+import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
+import { lossReport, markLost, planResume, type ResumePlan } from "../session/resume.ts";
+import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
 import { requestInputTool } from "../session/request_input.ts";
 import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
@@ -29,10 +31,28 @@ function fail(message: string): never {
   throw new MurError("E-IO-003", message, USAGE.split("\n")[0]);
 }
 
+/** A bare `--resume` (last, or followed by another flag) means `--resume @1`. */
+function bareResume(args: string[]): string[] {
+  const out = [...args];
+  for (let i = 0; i < out.length; i++) {
+    if (out[i] !== "--resume") continue;
+    const next = out[i + 1];
+    if (next === undefined || next.startsWith("-")) out.splice(i + 1, 0, "@1");
+  }
+  return out;
+}
+
+/** `--resume SESSION`: the session folder among `<manifest dir>/workdir/ses_*`, and its plan. */
+async function resumePlan(address: string, manifest: Manifest): Promise<ResumePlan> {
+  const root = `${manifest.dir}/workdir`;
+  const { trace } = await resolveSessionDir(address, await sessionDirs(root), root);
+  return planResume(trace);
+}
+
 function parse(args: string[]) {
   try {
     return parseArgs({
-      args,
+      args: bareResume(args),
       options: {
         manifest: { type: "string" },
         task: { type: "string" },
@@ -98,8 +118,16 @@ export async function runCommand(args: string[]): Promise<number> {
   const { manifest, warnings } = await loadManifest(v.manifest ?? "./murmur.yaml");
   for (const w of warnings) console.error(w);
   applyOverrides(manifest, v);
+  let resume: ResumePlan | undefined;
   if (v.resume !== undefined) {
-    throw new MurError("E-RUN-017", "--resume is not available in this build yet");
+    if (v.context !== undefined) {
+      throw new MurError(
+        "E-RUN-015",
+        "--resume and --context name the same thing two ways",
+        "drop --context: a resumed session continues the context of the session it resumes",
+      );
+    }
+    resume = await resumePlan(v.resume, manifest);
   }
   let port = manifest.network.internalPort ?? 0;
   if (v.port !== undefined) {
@@ -128,6 +156,15 @@ export async function runCommand(args: string[]): Promise<number> {
     tools: manifest.tools,
     shellGraceSecs: manifest.lifecycle.shellGraceSecs,
   });
+  const hooks = new CommandHooks({
+    hooks: manifest.hooks,
+    workdirRoot: workdir.root,
+    sessionId,
+    trace: () => session?.trace ?? null,
+    sessionEventId: () => session?.sessionEventId ?? null,
+    warn: (line) => console.error(line),
+    timeoutMs: hookTimeoutMs((name) => Deno.env.get(name)),
+  });
   const idleSecs = Number(Deno.env.get("MURMUR_A2A_TIMEOUT_SECS") ?? "30");
   const session: Session = new Session({
     id: sessionId,
@@ -136,8 +173,13 @@ export async function runCommand(args: string[]): Promise<number> {
     driver,
     tools: toolbox,
     sessionTools,
-    hooks: NO_HOOKS,
-    contextId: v.context,
+    hooks,
+    contextId: resume?.contextId ?? v.context,
+    resume: resume && {
+      fromSession: resume.fromSession,
+      contextId: resume.contextId,
+      history: resume.history,
+    },
     idleTimeoutMs: (Number.isFinite(idleSecs) ? idleSecs : 30) * 1000,
     residue: () =>
       toolbox.detached.list().map((d) => ({
@@ -160,6 +202,18 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   await session.begin({});
   const launch = taskText !== null ? session.launch(taskText) : null;
+  if (resume && resume.lost.length > 0) {
+    // One report of every command the resumed-from session lost, in the bg lane after the
+    // launch task, whatever task_acceptance says; marked shell_lost so it is reported once.
+    const report = session.enqueueInternal({
+      text: lossReport(resume),
+      contextId: resume.contextId,
+      origin: "completion",
+      trusted: true,
+      source: "detached_lost",
+    });
+    markLost(resume, sessionId, report.id);
+  }
 
   let door;
   try {

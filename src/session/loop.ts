@@ -11,16 +11,23 @@ import type {
   ToolResultMessage,
   ToolSpec,
 } from "../drivers/types.ts";
-import { artifactFrame, type AttachmentRef } from "../events/frames.ts";
+import { type ArtifactFrame, artifactFrame, type AttachmentRef } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Tool, ToolContext, ToolResult } from "../tools/types.ts";
 import { fence } from "../tools/fence.ts";
+import type { DetachedOutcome } from "../tools/types.ts";
 import { INPUT_TIMEOUT, InputTimeout } from "./request_input.ts";
 import type { Hooks } from "./hooks_api.ts";
 import type { Registry } from "./registry.ts";
 import type { TaskRecord } from "./task_record.ts";
 import type { TraceWriter } from "./trace.ts";
-import { type Workdir, writeResult } from "./workdir.ts";
+import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
+import { conversationTokens, fromReplacement, plainMessage, toHookMessage } from "./compaction.ts";
+import { saveConversation } from "./conversation_record.ts";
+import { runDoneCheck } from "./done_check.ts";
+import { decideSeed, seedCeiling, seedTokens, withSummary } from "./seed.ts";
+import type { SpendMeter } from "./spend.ts";
+import { newId } from "../ids.ts";
 
 export type ExitStatus =
   | "ok"
@@ -65,13 +72,27 @@ export interface LoopDeps {
   /** A diagnostic line for stderr. */
   warn(line: string): void;
   clock?: () => number;
+  /** `inference.max_session_tokens`, shared by every task of the session. */
+  spend?: SpendMeter;
+  /** A shell command of this task moved to the background (the session delivers its end). */
+  onDetached?(task: TaskRecord, shell: DetachedShell): void;
+  /** `mur run --resume`: the context the launch task continues (its record is in histories). */
+  resumedContext?: string;
+}
+
+export interface DetachedShell {
+  workId: string;
+  binary: string;
+  command: string;
+  graceMs: number;
+  done: Promise<DetachedOutcome>;
 }
 
 const PROGRESS_INTERVAL_MS = 250;
 const enc = new TextEncoder();
 
 interface AttemptEnd {
-  kind: "completed" | "failed" | "max_turns" | "canceled";
+  kind: "completed" | "failed" | "max_turns" | "canceled" | "spend";
   reply?: string;
   /** The last turn streamed no text (the whole reply goes out as one final text frame). */
   replyStreamed?: boolean;
@@ -87,6 +108,10 @@ class TaskCounters {
   outputTokens = 0;
   toolCalls = 0;
   shellCalls = 0;
+  /** keep_working messages sent (per task, across attempts). */
+  nudges = 0;
+  /** The last turn's `inference` line (parent of compaction lines). */
+  lastTurnEvt = "";
 }
 
 export class TaskLoop {
@@ -109,33 +134,110 @@ export class TaskLoop {
       lane: task.lane,
       message_parts_bytes: enc.encode(task.text).length,
     });
+    c.lastTurnEvt = taskEvt;
 
     const threaded = manifest.lifecycle.conversation === "threaded";
-    const history = threaded ? (this.d.histories.get(task.contextId) ?? []) : [];
+    const resumed = task.contextId === this.d.resumedContext && task.source === "task_md";
+    const history = threaded || resumed ? (this.d.histories.get(task.contextId) ?? []) : [];
     // Untrusted task payloads reach the model inside the untrusted fence (reference §7.3).
     const content = task.trusted ? task.text : fence(`task:${task.origin}`, task.text);
-    const messages: ConversationMessage[] = [...history, { role: "user", content }];
+    const seed = await this.#seed(task, taskEvt, history);
+    const messages: ConversationMessage[] = [...seed, ...history, { role: "user", content }];
+    saveConversation(this.d.workdir.root, task.contextId, messages);
 
     let reopenCount = 0;
+    let doneChecks = 0;
     let end: AttemptEnd;
     let exitStatus: ExitStatus;
     for (;;) {
-      end = await this.#attempt(task, messages, c, taskEvt);
+      const frames: ArtifactFrame[] = [];
+      end = await this.#attempt(task, messages, c, taskEvt, frames);
       exitStatus = exitOf(end);
       if (task.abort.signal.aborted) {
         exitStatus = "canceled";
         end = { kind: "canceled" };
       }
+      if (end.kind !== "canceled") {
+        // Hook artifacts of the attempt, then the whole reply when its last turn streamed none.
+        for (const f of frames) registry.frame(task, f);
+        if (end.kind === "completed" && !end.replyStreamed && end.reply) {
+          registry.frame(task, { frame: "text", text: end.reply, final: true });
+        }
+      }
+      const dc = manifest.lifecycle.doneCheck;
+      if (dc && end.kind === "completed") {
+        const check = await runDoneCheck(dc.command, this.d.workdir.root, task.abort.signal);
+        trace.write("done_check", taskEvt, {
+          task_id: task.id,
+          command: dc.command,
+          exit_code: check.exitCode,
+          passed: check.passed,
+          duration_ms: check.durationMs,
+          output_bytes: check.outputBytes,
+          ...(check.note ? { note: check.note } : {}),
+        });
+        if (task.abort.signal.aborted) {
+          exitStatus = "canceled";
+          end = { kind: "canceled" };
+        } else if (!check.passed) {
+          const how = check.note ?? `it exited with status ${check.exitCode}`;
+          if (doneChecks < dc.limit && c.turns < manifest.inference.maxTurns) {
+            doneChecks++;
+            reopenCount++;
+            trace.write("task_reopened", taskEvt, {
+              task_id: task.id,
+              hook_name: "done_check",
+              reason: `done check \`${dc.command}\` failed: ${how}`,
+              reopen_number: reopenCount,
+              attempt_context: "continued",
+              turns_remaining: manifest.inference.maxTurns - c.turns,
+            });
+            registry.status(
+              task,
+              "TASK_STATE_WORKING",
+              `done check failed, reopened ${doneChecks} of ${dc.limit}`,
+              { reopen: reopenCount },
+            );
+            messages.push({
+              role: "user",
+              content: `Reopen ${reopenCount} — the done check failed\n\n` +
+                `The command \`${dc.command}\` must pass before this task is done, and ${how}. ` +
+                `Its output:\n` + fence("tool:done_check", check.output),
+            });
+            continue;
+          }
+          const message =
+            `done check failed: \`${dc.command}\` ${how}, after ${doneChecks} of ${dc.limit} reopen(s) allowed by lifecycle.done_check.limit`;
+          trace.write("task_failed", taskEvt, {
+            task_id: task.id,
+            cause: "done_check",
+            reason: message.slice(0, 2000),
+          });
+          end = { kind: "failed", message, result: `error: ${message}` };
+          exitStatus = "failed";
+        }
+      }
       const decision = await this.d.hooks.taskEnd({
         task_id: task.id,
+        context_id: task.contextId,
         exit_status: exitStatus,
+        reopen_count: reopenCount,
+        turns: c.turns,
+        result: end.kind === "completed" ? (end.reply ?? "") : (end.message ?? ""),
       });
-      if (!decision.reopen || exitStatus === "canceled") break;
+      // A canceled task and a spent session cannot run another attempt.
+      if (!decision.reopen || exitStatus === "canceled" || end.kind === "spend") break;
+      if (task.abort.signal.aborted) {
+        exitStatus = "canceled";
+        end = { kind: "canceled" };
+        break;
+      }
       const { hook, feedback } = decision.reopen;
       const limit = manifest.lifecycle.maxTaskReopens;
-      if (reopenCount >= limit || c.turns >= manifest.inference.maxTurns) {
-        const which = reopenCount >= limit
-          ? `task reopen budget exhausted: hook ${hook} still wanted a reopen after ${reopenCount} of ${limit} allowed by lifecycle.max_task_reopens`
+      const hookReopens = reopenCount - doneChecks;
+      if (hookReopens >= limit || c.turns >= manifest.inference.maxTurns) {
+        const which = hookReopens >= limit
+          ? `task reopen budget exhausted: hook ${hook} still wanted a reopen after ${hookReopens} of ${limit} allowed by lifecycle.max_task_reopens`
           : `task turn budget exhausted: hook ${hook} still wanted a reopen, but the task has used all ${manifest.inference.maxTurns} turns of inference.max_turns`;
         trace.write("task_failed", taskEvt, {
           task_id: task.id,
@@ -164,6 +266,7 @@ export class TaskLoop {
       });
     }
 
+    saveConversation(this.d.workdir.root, task.contextId, messages);
     if (threaded && exitStatus === "ok") this.d.histories.set(task.contextId, messages);
     this.#finish(task, end, exitStatus, threaded);
     const durationMs = this.#clock() - started;
@@ -178,7 +281,107 @@ export class TaskLoop {
       shell_calls: c.shellCalls,
       reopen_count: reopenCount,
     });
-    return { exitStatus, reopenCount, durationMs, ...c };
+    return {
+      exitStatus,
+      reopenCount,
+      durationMs,
+      turns: c.turns,
+      inputTokens: c.inputTokens,
+      outputTokens: c.outputTokens,
+      toolCalls: c.toolCalls,
+      shellCalls: c.shellCalls,
+    };
+  }
+
+  /**
+   * on-task-start hooks, and the seed the first seeding hook proposed, through the decision
+   * table of seed 004 (seed.ts). Every outcome is a `context_seed` line and a bootstrap.log
+   * line; nothing here fails the task.
+   */
+  async #seed(
+    task: TaskRecord,
+    taskEvt: string,
+    history: ConversationMessage[],
+  ): Promise<ConversationMessage[]> {
+    const { manifest, trace, hooks } = this.d;
+    const ctx = manifest.context;
+    const budget = seedCeiling(ctx.maxTokens, ctx.seedBudget);
+    const proposal = await hooks.taskStart({
+      task_id: task.id,
+      context_id: task.contextId,
+      source: task.source,
+      input_bytes: enc.encode(task.text).length,
+      budget_tokens: manifest.inference.transport === "process" ? 0 : budget,
+      context_window: ctx.maxTokens ?? 0,
+      prior_tokens: history.length ? conversationTokens(undefined, history) : 0,
+    });
+    if (!proposal) return [];
+    const proposed = seedTokens(proposal.messages);
+    let d = decideSeed({
+      transport: manifest.inference.transport,
+      maxTokens: ctx.maxTokens,
+      seedBudget: ctx.seedBudget,
+      overflowMargin: ctx.seedOverflowMargin,
+      hasCompaction: hooks.hasCompaction,
+      messages: proposal.messages,
+    });
+    let outcome: "seeded" | "trimmed" | "compacted" | "rejected" = "rejected";
+    let keep: typeof proposal.messages = [];
+    if (d.outcome === "summarize") {
+      // The overflowing front goes to the on-compaction hook; a failure here is no task failure.
+      const answer = await hooks.compaction({
+        task_id: task.id,
+        purpose: "seed",
+        messages: d.front,
+        session_tokens: seedTokens(d.front),
+        threshold: ctx.compactionThreshold,
+        context_window: ctx.maxTokens ?? 0,
+      });
+      const summary = "replaced" in answer && answer.replaced.length
+        ? withSummary(
+          { role: "user", content: answer.replaced.map((m) => m.content).join("\n\n") },
+          d.rest,
+          budget,
+        )
+        : null;
+      if (summary) {
+        outcome = "compacted";
+        keep = summary;
+      } else {
+        // No hook answered (or its summary alone overflows): drop the oldest instead.
+        d = { outcome: "trimmed", keep: d.rest };
+      }
+    }
+    if (d.outcome === "seeded" || d.outcome === "trimmed") {
+      outcome = d.outcome;
+      keep = d.keep;
+    }
+    const ids = keep.map(() => newId("msg"));
+    const tokens = seedTokens(keep);
+    trace.write("context_seed", taskEvt, {
+      task_id: task.id,
+      hook_name: proposal.hook,
+      tokens,
+      proposed_tokens: proposed,
+      budget_tokens: budget,
+      outcome,
+      ...(d.outcome === "rejected" ? { reason: d.reason } : {}),
+      message_ids: ids,
+    });
+    if (d.outcome === "rejected") {
+      trace.write("hook_dispatch_error", this.d.sessionEventId(), {
+        hook_name: proposal.hook,
+        event: "on-task-start",
+        arm: "seed-rejected",
+      });
+    }
+    bootstrapLog(
+      this.d.workdir,
+      `context_seed task=${task.id} hook=${proposal.hook} outcome=${outcome}${
+        d.outcome === "rejected" ? ` reason=${d.reason}` : ""
+      } tokens=${tokens} proposed=${proposed} budget=${budget} messages=${keep.length}/${proposal.messages.length}`,
+    );
+    return keep.map(plainMessage);
   }
 
   /** Writes result.txt and the one final status. */
@@ -216,6 +419,8 @@ export class TaskLoop {
     messages: ConversationMessage[],
     c: TaskCounters,
     taskEvt: string,
+    /** Artifacts on-inference hooks returned, written when the attempt completes. */
+    hookFrames: ArtifactFrame[],
   ): Promise<AttemptEnd> {
     const { manifest, registry, trace, driver } = this.d;
     const maxTurns = manifest.inference.maxTurns;
@@ -231,6 +436,11 @@ export class TaskLoop {
           result: `error: inference loop exceeded ${maxTurns} turns`,
         };
       }
+      const compacted = await this.#compact(task, messages, c);
+      if (compacted) return compacted;
+      if (signal.aborted) return { kind: "canceled" };
+      const spent = this.#admit(task, messages, c);
+      if (spent) return spent;
       c.turns++;
       const turn = c.turns;
       registry.status(task, "TASK_STATE_WORKING", `inference turn ${turn}`);
@@ -345,9 +555,13 @@ export class TaskLoop {
       if (text !== "") registry.frame(task, { frame: "text", text: "", final: true });
 
       const inTokens = usage?.input ?? estimateTokens(messages);
-      const outTokens = usage?.output ?? Math.ceil((text.length + reasoning.length) / 4);
+      // A failed call is charged its input only (runtime-facts §1.8).
+      const outTokens = error
+        ? 0
+        : usage?.output ?? Math.ceil((text.length + reasoning.length) / 4);
       c.inputTokens += inTokens;
       c.outputTokens += outTokens;
+      this.d.spend?.charge(inTokens + outTokens);
       const decision = error ? "error" : calls.length ? "tool_call" : "end_turn";
       const turnEvt = trace.write("inference", taskEvt, {
         turn: turn - 1,
@@ -360,6 +574,18 @@ export class TaskLoop {
         model: driver.model,
         ...(error ? { error_code: error.cause, error: error.message.slice(0, 2000) } : {}),
       });
+      c.lastTurnEvt = turnEvt;
+      hookFrames.push(
+        ...await this.d.hooks.inference({
+          task_id: task.id,
+          turn: turn - 1,
+          input_tokens: inTokens,
+          output_tokens: outTokens,
+          decision,
+          tool_name: calls[0]?.name ?? null,
+          output: text,
+        }),
+      );
       if (error) {
         trace.write("task_failed", taskEvt, {
           task_id: task.id,
@@ -379,12 +605,28 @@ export class TaskLoop {
       });
 
       if (calls.length === 0) {
+        const kw = manifest.lifecycle.keepWorking;
+        const done = kw?.until !== undefined && text.includes(kw.until);
+        if (kw && !done && c.nudges < kw.limit && c.turns < maxTurns && !signal.aborted) {
+          // lifecycle.keep_working: the model stopped; send the message and take another turn.
+          c.nudges++;
+          trace.write("keep_working", turnEvt, {
+            task_id: task.id,
+            turn: turn - 1,
+            nudge_number: c.nudges,
+            limit: kw.limit,
+          });
+          registry.status(task, "TASK_STATE_WORKING", `keep working ${c.nudges} of ${kw.limit}`);
+          messages.push({ role: "user", content: kw.message });
+          saveConversation(this.d.workdir.root, task.contextId, messages);
+          continue;
+        }
         if (cut) {
           this.d.warn(
             `warning[W-RUN-001]: this turn stopped at the inference.max_tokens output cap of ${manifest.inference.maxTokens} tokens, so out/result.txt holds a fragment rather than a finished answer`,
           );
         }
-        return { kind: "completed", reply: text, maxTokensCut: cut };
+        return { kind: "completed", reply: text, replyStreamed: text !== "", maxTokensCut: cut };
       }
 
       const results: ToolResultMessage[] = [];
@@ -405,7 +647,92 @@ export class TaskLoop {
       }
       if (signal.aborted) return { kind: "canceled" };
       messages.push({ role: "tool", results });
+      saveConversation(this.d.workdir.root, task.contextId, messages);
     }
+  }
+
+  /**
+   * Compaction before a turn: when the conversation has crossed `context.compaction_threshold`
+   * of `context.max_tokens`, on-compaction hooks are asked for a replacement history. Returns
+   * the attempt's end only when a replace-context hook failed (that fails the task).
+   */
+  async #compact(
+    task: TaskRecord,
+    messages: ConversationMessage[],
+    c: TaskCounters,
+  ): Promise<AttemptEnd | null> {
+    const { manifest, trace } = this.d;
+    const max = manifest.context.maxTokens;
+    if (max === undefined || manifest.inference.transport === "process") return null;
+    const before = conversationTokens(manifest.inference.systemPrompt, messages);
+    const threshold = manifest.context.compactionThreshold;
+    if (before < threshold * max) return null;
+    const answer = await this.d.hooks.compaction({
+      task_id: task.id,
+      purpose: "conversation",
+      messages: messages.map(toHookMessage),
+      session_tokens: before,
+      threshold,
+      context_window: max,
+      model: this.d.driver.model,
+      ...(manifest.inference.systemPrompt
+        ? { system_prompt: manifest.inference.systemPrompt }
+        : {}),
+    });
+    const turn = c.turns;
+    if ("failed" in answer) {
+      const reason = `on-compaction hook ${answer.hook} failed: ${answer.failed}`;
+      trace.write("task_failed", c.lastTurnEvt, {
+        task_id: task.id,
+        turn,
+        cause: "compaction_hook",
+        reason: reason.slice(0, 2000),
+      });
+      const message = `task failed (compaction_hook): ${reason}`;
+      return { kind: "failed", message, result: `error: ${message}` };
+    }
+    const replaced = "replaced" in answer && answer.replaced.length
+      ? fromReplacement(answer.replaced, messages)
+      : "no_hook_replacement";
+    if (typeof replaced === "string") {
+      trace.write("compaction_declined", c.lastTurnEvt, {
+        turn,
+        task_id: task.id,
+        tokens: before,
+        reason: replaced,
+      });
+      return null;
+    }
+    messages.splice(0, messages.length, ...replaced);
+    saveConversation(this.d.workdir.root, task.contextId, messages);
+    trace.write("compaction", c.lastTurnEvt, {
+      turn,
+      task_id: task.id,
+      tokens_before: before,
+      tokens_after: conversationTokens(manifest.inference.systemPrompt, messages),
+    });
+    return null;
+  }
+
+  /** The spend ceiling's admission before a call; the attempt's end when it refuses. */
+  #admit(task: TaskRecord, messages: ConversationMessage[], c: TaskCounters): AttemptEnd | null {
+    const spend = this.d.spend;
+    if (!spend) return null;
+    const { manifest } = this.d;
+    const requested = conversationTokens(manifest.inference.systemPrompt, messages) +
+      manifest.inference.maxTokens;
+    const refusal = spend.admit(requested);
+    if (!refusal) return null;
+    this.d.trace.write("spend_ceiling_reached", c.lastTurnEvt, {
+      turn: c.turns,
+      task_id: task.id,
+      limit: "session",
+      ceiling: refusal.ceiling,
+      used: refusal.used,
+      requested: refusal.requested,
+      origin: "agent",
+    });
+    return { kind: "spend", message: refusal.text, result: refusal.text };
   }
 
   async #dispatch(
@@ -420,10 +747,17 @@ export class TaskLoop {
     const isShell = this.d.manifest.capabilities.shell.allow.includes(call.name);
     const inputJson = JSON.stringify(call.input);
     const hookEv = {
+      task_id: task.id,
       turn: turn - 1,
       tool_name: call.name,
       input: call.input,
       input_bytes: enc.encode(inputJson).length,
+      ...(isShell
+        ? {
+          binary: call.name,
+          command: typeof call.input.command === "string" ? call.input.command : "",
+        }
+        : {}),
     };
     const verdict = await hooks.toolCall(hookEv, isShell);
     let result: ToolResult;
@@ -531,6 +865,13 @@ export class TaskLoop {
           command: s.command,
           grace_ms: s.detached.graceMs,
         });
+        this.d.onDetached?.(task, {
+          workId: s.detached.workId,
+          binary: s.binary,
+          command: s.command,
+          graceMs: s.detached.graceMs,
+          done: s.detached.done,
+        });
       } else {
         trace.write("shell", callEvt, {
           turn: turn - 1,
@@ -544,7 +885,24 @@ export class TaskLoop {
         });
       }
     }
-    await hooks.toolResult({ ...hookEv, status: result.isError ? "error" : "ok" }, isShell);
+    const sh = result.shell;
+    await hooks.toolResult({
+      ...hookEv,
+      output_bytes: enc.encode(result.content).length,
+      duration_ms: result.durationMs,
+      status: result.isError ? "error" : "ok",
+      ...(sh
+        ? {
+          binary: sh.binary,
+          command: sh.command,
+          exit_code: sh.exitCode,
+          stdout_bytes: sh.stdoutBytes,
+          stderr_bytes: sh.stderrBytes,
+          output: result.content,
+          ...(sh.detached ? { work_id: sh.detached.workId } : {}),
+        }
+        : {}),
+    }, isShell);
     return {
       toolCallId: call.id,
       toolName: call.name,
@@ -563,6 +921,8 @@ function exitOf(end: AttemptEnd): ExitStatus {
       return "max_turns_reached";
     case "canceled":
       return "canceled";
+    case "spend":
+      return "spend_ceiling_reached";
     default:
       return "failed";
   }

@@ -3,7 +3,7 @@
  * (seed 004 "Capsule lifecycle"). The door talks to it only through the public operations here:
  * submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
-import type { Driver } from "../drivers/types.ts";
+import type { ConversationMessage, Driver } from "../drivers/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Hooks } from "./hooks_api.ts";
@@ -12,6 +12,8 @@ import { Registry } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
 import { bootstrapLog, type Workdir } from "./workdir.ts";
+import { DetachedDelivery } from "./detached_delivery.ts";
+import { SpendMeter } from "./spend.ts";
 import { MurError } from "../errors.ts";
 import type { Tool } from "../tools/types.ts";
 
@@ -36,8 +38,10 @@ export interface SessionOptions {
   contextId?: string;
   /** ms to wait for a first task when none was given (30 s; `MURMUR_A2A_TIMEOUT_SECS`). */
   idleTimeoutMs: number;
-  /** Running detached shells, for residue and `shell_abandoned`. */
+  /** Running detached shells, for residue (CancelTask, StopSession). */
   residue?: () => ResidueItem[];
+  /** `mur run --resume`: the context the launch task continues, and its recorded history. */
+  resume?: { fromSession: string; contextId: string; history: ConversationMessage[] };
   /** stderr */
   warn(line: string): void;
   clock?: () => number;
@@ -68,6 +72,9 @@ export class Session {
   readonly workdir: Workdir;
   readonly #opts: SessionOptions;
   readonly #loop: TaskLoop;
+  /** `inference.max_session_tokens`: what the session's driver calls have used. */
+  readonly spend: SpendMeter;
+  readonly #detached: DetachedDelivery;
   readonly #histories: Histories = new Map();
   readonly #clock: () => number;
   #sessionEvt = "";
@@ -94,6 +101,24 @@ export class Session {
       (e) => this.#traceFailed(e),
       this.#clock,
     );
+    this.spend = new SpendMeter(opts.manifest.inference.maxSessionTokens);
+    this.#detached = new DetachedDelivery({
+      trace: this.trace,
+      sessionEventId: () => this.#sessionEvt,
+      workdirRoot: opts.workdir.root,
+      open: () => !this.#closing,
+      enqueue: (text, contextId) =>
+        this.enqueueInternal({
+          text,
+          contextId,
+          origin: "completion",
+          trusted: true,
+          source: "detached_shell",
+        }),
+      warn: opts.warn,
+      bootstrap: (line) => bootstrapLog(opts.workdir, line),
+      clock: this.#clock,
+    });
     this.#loop = new TaskLoop({
       manifest: opts.manifest,
       registry: this.registry,
@@ -107,7 +132,11 @@ export class Session {
       histories: this.#histories,
       warn: opts.warn,
       clock: this.#clock,
+      spend: this.spend,
+      onDetached: (task, shell) => this.#detached.started(task, shell),
+      resumedContext: opts.resume?.contextId,
     });
+    if (opts.resume) this.#histories.set(opts.resume.contextId, opts.resume.history);
   }
 
   /** Model-visible tool names, as the card and MURMUR.md list them. */
@@ -139,8 +168,8 @@ export class Session {
       max_session_tokens: m.inference.maxSessionTokens ?? null,
       capabilities: m.capabilities.shell.allow.length ? ["shell"] : [],
       tools_declared: this.#opts.tools.specs().map((t) => t.name),
-      resumed_from: null,
-      context_id: this.#opts.contextId ?? null,
+      resumed_from: this.#opts.resume?.fromSession ?? null,
+      context_id: this.#opts.resume?.contextId ?? this.#opts.contextId ?? null,
       system_prompt_source: m.inference.systemPromptSource,
       ...fields,
     });
@@ -425,19 +454,7 @@ export class Session {
       exit_status: this.#status,
     });
     await this.#opts.hooks.drain();
-    for (const r of this.residue()) {
-      const running = this.#clock() - r.started_at_ms;
-      this.trace.write("shell_abandoned", this.#sessionEvt, {
-        work_id: r.work_id,
-        binary: r.binary,
-        command: r.command,
-        running_ms: running,
-      });
-      const line =
-        `[murmur] shell_abandoned: ${r.work_id} (${r.binary} ${r.command}) was still running when the session ended; its result is lost`;
-      this.#opts.warn(line);
-      bootstrapLog(this.workdir, line);
-    }
+    this.#detached.abandonAll();
     this.trace.write("session_end", this.#sessionEvt, {
       total_turns: this.#totals.turns,
       total_input_tokens: this.#totals.input,
