@@ -13,6 +13,7 @@ import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
 import { lossReport, markLost, planResume, type ResumePlan } from "../session/resume.ts";
 import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
 import { requestInputTool } from "../session/request_input.ts";
+import { isHarnessDriver } from "../session/harness_attempt.ts";
 import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
@@ -142,9 +143,16 @@ export async function runCommand(args: string[]): Promise<number> {
     ));
   }
 
-  const driver = await createDriver(manifest);
+  // A per-turn driver is made before the workdir, so a bad one leaves none behind; a harness
+  // (transport: process) runs in the workdir, so it is made once the workdir exists.
+  const harness = manifest.inference.transport === "process";
+  const turnDriver = harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
   const workdir = prepareWorkdir(manifest, sessionId, v.workdir);
+  const driver = turnDriver ?? await createDriver(manifest, {
+    workdir: workdir.root,
+    sessionStorePath: `${workdir.logs}/harness-sessions.json`,
+  });
   const taskText = await readTask(v.task, workdir.root);
   if (v.task !== undefined && taskText !== null) {
     await Deno.writeTextFile(`${workdir.root}/task.md`, taskText);
@@ -222,7 +230,8 @@ export async function runCommand(args: string[]): Promise<number> {
       bind,
       port,
       tools: session.toolNames(),
-      streamsText: true,
+      // The card's `streaming`: an http driver streams; a harness says whether it does.
+      streamsText: isHarnessDriver(driver) ? driver.streamsText : true,
       heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
       warn: (line) => console.error(line),
     });
@@ -232,6 +241,19 @@ export async function runCommand(args: string[]): Promise<number> {
     await session.run();
     throw e;
   }
+
+  // SIGTERM / SIGINT end the session cleanly; a second signal exits at once. Installed before the
+  // running record and the announcement: a caller may signal as soon as it reads the url line.
+  let signals = 0;
+  const onSignal = (code: number) => () => {
+    signals++;
+    if (signals > 1) Deno.exit(code);
+    session.shutdown();
+  };
+  const term = onSignal(143);
+  const int = onSignal(130);
+  Deno.addSignalListener("SIGTERM", term);
+  Deno.addSignalListener("SIGINT", int);
 
   const toolList = session.toolNames().map((name) => ({
     name,
@@ -283,18 +305,6 @@ export async function runCommand(args: string[]): Promise<number> {
       console.log(`driver: ${manifest.inference.driver}`);
     }
   }
-
-  // SIGTERM / SIGINT end the session cleanly; a second signal exits at once.
-  let signals = 0;
-  const onSignal = (code: number) => () => {
-    signals++;
-    if (signals > 1) Deno.exit(code);
-    session.shutdown();
-  };
-  const term = onSignal(143);
-  const int = onSignal(130);
-  Deno.addSignalListener("SIGTERM", term);
-  Deno.addSignalListener("SIGINT", int);
 
   let status: SessionStatus;
   try {

@@ -121,14 +121,30 @@ function settled(ctx: CallContext, task: TaskRecord): Promise<void> {
   })();
 }
 
+/**
+ * `configuration.returnImmediately` (A2A v1.0; contract §5). The rest of `configuration` is
+ * ignored, but a wrong-typed configuration is refused rather than read as "wait": a caller that
+ * meant not to wait must not be held by a typo in the shape.
+ */
+function returnImmediately(params: Record<string, unknown>): boolean {
+  const cfg = param(params, "configuration");
+  if (cfg === undefined || cfg === null) return false;
+  if (typeof cfg !== "object" || Array.isArray(cfg)) {
+    throw invalidParams("Invalid params: configuration must be a SendMessageConfiguration object");
+  }
+  const v = param(cfg as Record<string, unknown>, "returnImmediately");
+  if (v !== undefined && v !== null && typeof v !== "boolean") {
+    throw invalidParams("Invalid params: configuration.returnImmediately must be a boolean");
+  }
+  return v === true;
+}
+
 export async function sendMessage(
   ctx: CallContext,
   params: Record<string, unknown>,
 ): Promise<{ task: Task }> {
   const routed = routeMessage(ctx, params);
-  const cfg = param(params, "configuration");
-  const immediate = typeof cfg === "object" && cfg !== null &&
-    param(cfg as Record<string, unknown>, "returnImmediately") === true;
+  const immediate = returnImmediately(params);
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
     const answered = toA2A(routed.task);
@@ -144,6 +160,7 @@ export async function sendMessage(
     contextId: routed.msg.contextId,
     origin: ctx.origin,
     trusted: ctx.trusted,
+    forgetSession: routed.msg.forgetSession,
   });
   if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
   await settled(ctx, res.task);

@@ -116,6 +116,7 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
     contextId: routed.msg.contextId,
     origin: ctx.origin,
     trusted: ctx.trusted,
+    forgetSession: routed.msg.forgetSession,
   });
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.

@@ -5,9 +5,35 @@ import { MurError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { createScriptedDriver, DEFAULT_SCRIPT, loadScript } from "./scripted.ts";
 import type { Driver } from "./types.ts";
+import type { HarnessDriver } from "./process/types.ts";
 
-export async function createDriver(manifest: Manifest): Promise<Driver> {
+/** Where a harness (`transport: process`) runs and keeps its threaded contexts' session ids. */
+export interface HarnessPlace {
+  /** The tools' working directory: the harness runs there. */
+  workdir: string;
+  /** JSON file mapping a threaded context to its harness session (created on first write). */
+  sessionStorePath?: string;
+}
+
+export async function createDriver(
+  manifest: Manifest,
+  place?: HarnessPlace,
+): Promise<Driver | HarnessDriver> {
   const inf = manifest.inference;
+  if (inf.transport === "process") {
+    if (!place) {
+      throw new MurError(
+        "E-RUN-005",
+        `inference.driver '${inf.driver}' runs a harness, which needs the session's workdir`,
+      );
+    }
+    const { createHarnessDriver } = await import("./process/mod.ts");
+    return createHarnessDriver(inf, {
+      workdir: place.workdir,
+      baseDir: manifest.dir,
+      sessionStorePath: place.sessionStorePath,
+    });
+  }
   switch (inf.driver) {
     case "scripted": {
       const script = inf.script ? await loadScript(inf.script) : DEFAULT_SCRIPT;
@@ -25,7 +51,7 @@ export async function createDriver(manifest: Manifest): Promise<Driver> {
     default:
       throw new MurError(
         "E-RUN-005",
-        `inference.driver '${inf.driver}' needs transport: process, which this session does not drive yet`,
+        `inference.driver '${inf.driver}' needs inference.transport: process`,
       );
   }
 }

@@ -28,6 +28,8 @@ import { runDoneCheck } from "./done_check.ts";
 import { decideSeed, seedCeiling, seedTokens, withSummary } from "./seed.ts";
 import type { SpendMeter } from "./spend.ts";
 import { newId } from "../ids.ts";
+import type { HarnessDriver } from "../drivers/process/types.ts";
+import { isHarnessDriver, runHarnessAttempt } from "./harness_attempt.ts";
 
 export type ExitStatus =
   | "ok"
@@ -62,7 +64,8 @@ export interface LoopDeps {
   trace: TraceWriter;
   /** `event_id` of `session_start`: the parent of every task_start. */
   sessionEventId(): string;
-  driver: Driver;
+  /** A per-turn driver, or a harness that runs whole attempts (`transport: process`). */
+  driver: Driver | HarnessDriver;
   tools: ToolDispatcher;
   /** Tools the session itself implements (request-input): called by the loop, not the toolbox. */
   sessionTools?: Map<string, Tool>;
@@ -151,11 +154,14 @@ export class TaskLoop {
     let exitStatus: ExitStatus;
     for (;;) {
       const frames: ArtifactFrame[] = [];
-      end = await this.#attempt(task, messages, c, taskEvt, frames);
+      end = isHarnessDriver(this.d.driver)
+        ? await this.#harness(this.d.driver, task, messages, c, taskEvt, frames, reopenCount)
+        : await this.#attempt(task, messages, c, taskEvt, frames);
       exitStatus = exitOf(end);
       if (task.abort.signal.aborted) {
         exitStatus = "canceled";
-        end = { kind: "canceled" };
+        // Keeps a harness attempt's own cancel message (the harness had to be killed).
+        end = end.kind === "canceled" ? end : { kind: "canceled" };
       }
       if (end.kind !== "canceled") {
         // Hook artifacts of the attempt, then the whole reply when its last turn streamed none.
@@ -384,6 +390,44 @@ export class TaskLoop {
     return keep.map(plainMessage);
   }
 
+  /** `transport: process`: the harness runs the whole attempt (harness_attempt.ts). */
+  #harness(
+    driver: HarnessDriver,
+    task: TaskRecord,
+    messages: ConversationMessage[],
+    c: TaskCounters,
+    taskEvt: string,
+    hookFrames: ArtifactFrame[],
+    reopenCount: number,
+  ): Promise<AttemptEnd> {
+    // The harness keeps the conversation: it gets only the newest user message (the task, or
+    // the reopen feedback).
+    const last = messages[messages.length - 1];
+    return runHarnessAttempt({
+      manifest: this.d.manifest,
+      registry: this.d.registry,
+      trace: this.d.trace,
+      hooks: this.d.hooks,
+      driver,
+      tools: this.d.tools.specs(),
+      spend: this.d.spend,
+      dispatch: async (call, turn) => {
+        let result: ToolResult | undefined;
+        const { inputTimedOut } = await this.#dispatch(task, call, turn, c, taskEvt, (r) => {
+          result = r;
+        });
+        return { result: result!, inputTimedOut };
+      },
+    }, {
+      task,
+      prompt: last?.role === "user" ? last.content : task.text,
+      reopenCount,
+      counters: c,
+      taskEvt,
+      hookFrames,
+    });
+  }
+
   /** Writes result.txt and the one final status. */
   #finish(task: TaskRecord, end: AttemptEnd, exitStatus: ExitStatus, threaded: boolean): void {
     const { registry, workdir } = this.d;
@@ -406,7 +450,7 @@ export class TaskLoop {
       case "canceled":
         writeResult(workdir, "error: task canceled", taskFile);
         // The door already recorded CANCELED; this only covers a cancel from inside the session.
-        registry.finish(task, "TASK_STATE_CANCELED", "task canceled");
+        registry.finish(task, "TASK_STATE_CANCELED", end.message ?? "task canceled");
         return;
       default:
         writeResult(workdir, end.result ?? `error: ${end.message}`, taskFile);
@@ -422,7 +466,8 @@ export class TaskLoop {
     /** Artifacts on-inference hooks returned, written when the attempt completes. */
     hookFrames: ArtifactFrame[],
   ): Promise<AttemptEnd> {
-    const { manifest, registry, trace, driver } = this.d;
+    const { manifest, registry, trace } = this.d;
+    const driver = this.d.driver as Driver;
     const maxTurns = manifest.inference.maxTurns;
     const signal = task.abort.signal;
     for (;;) {
@@ -742,6 +787,11 @@ export class TaskLoop {
     c: TaskCounters,
     /** The turn's `inference` line: the parent of the call's trace lines. */
     turnEvt: string,
+    /**
+     * A harness's bridge call (`transport: process`): the result goes back to the harness, whose
+     * report of it writes the artifact frame, so no frame here and no attachment stored.
+     */
+    bridged?: (result: ToolResult) => void,
   ): Promise<ToolResultMessage & { inputTimedOut: boolean }> {
     const { registry, trace, workdir, hooks } = this.d;
     const isShell = this.d.manifest.capabilities.shell.allow.includes(call.name);
@@ -813,8 +863,9 @@ export class TaskLoop {
       }
     }
     c.toolCalls++;
+    bridged?.(result);
     const attachments: AttachmentRef[] = [];
-    for (const img of result.images) {
+    for (const img of bridged ? [] : result.images) {
       const sha = await sha256Hex(img.data);
       task.attachments.set(sha, img);
       attachments.push({
@@ -826,7 +877,7 @@ export class TaskLoop {
     }
     const refusal = (result as { refusal?: { kind: string } }).refusal;
     // Policy refusals (hook, read_only) write no frame on an http capsule (seed 000 "artifact").
-    if (!refusal || refusal.kind === "missing_fields") {
+    if (!bridged && (!refusal || refusal.kind === "missing_fields")) {
       registry.frame(
         task,
         artifactFrame({

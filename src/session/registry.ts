@@ -20,6 +20,8 @@ export interface NewTask {
   trusted: boolean;
   text: string;
   messageId?: string;
+  /** Forget the context's harness session before the task runs (process transport). */
+  forgetSession?: boolean;
 }
 
 export class Registry {
@@ -50,6 +52,7 @@ export class Registry {
       trusted: init.trusted,
       text: init.text,
       messageId: init.messageId,
+      ...(init.forgetSession ? { forgetSession: true } : {}),
       createdAt: now,
       state: "TASK_STATE_SUBMITTED",
       status: { state: "TASK_STATE_SUBMITTED", timestamp: timestamp(now) },

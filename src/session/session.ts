@@ -4,6 +4,7 @@
  * submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
 import type { ConversationMessage, Driver } from "../drivers/types.ts";
+import type { HarnessDriver } from "../drivers/process/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Hooks } from "./hooks_api.ts";
@@ -29,7 +30,8 @@ export interface SessionOptions {
   id: string;
   manifest: Manifest;
   workdir: Workdir;
-  driver: Driver;
+  /** A per-turn driver, or a harness (`transport: process`). */
+  driver: Driver | HarnessDriver;
   tools: ToolDispatcher;
   /** Tools the session implements itself (request-input). */
   sessionTools?: Map<string, Tool>;
@@ -54,6 +56,8 @@ export interface SubmitRequest {
   origin: Origin;
   trusted: boolean;
   source?: TaskSource;
+  /** Forget the context's harness session before the task runs (process transport only). */
+  forgetSession?: boolean;
 }
 
 export type SubmitResult =

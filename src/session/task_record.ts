@@ -40,6 +40,11 @@ export interface TaskRecord {
   readonly text: string;
   /** The A2A message that started it. */
   readonly messageId?: string;
+  /**
+   * The message asked to forget the context's harness session (`message.metadata[<door
+   * URI>].forgetSession`, process transport only): dropped just before the task's harness starts.
+   */
+  readonly forgetSession?: boolean;
   readonly createdAt: number;
   state: TaskState;
   status: TaskStatus;
