@@ -16,6 +16,8 @@ export interface RunOptions {
   env?: Record<string, string>;
   /** Pass the manifest as `--manifest <dir>/murmur.yaml` instead of the folder. */
   manifestFile?: boolean;
+  /** Pass this as `--manifest` instead (relative to the capsule's dir, the process's cwd). */
+  manifestArg?: string;
 }
 
 export interface RunEnd {
@@ -43,7 +45,7 @@ export interface Run {
 export async function spawnRun(o: RunOptions): Promise<Run> {
   const dir = await writeCapsule({ manifest: o.manifest, script: o.script, files: o.files });
   const home = `${dir}/.murmur-home`;
-  const manifestArg = o.manifestFile ? `${dir}/murmur.yaml` : dir;
+  const manifestArg = o.manifestArg ?? (o.manifestFile ? `${dir}/murmur.yaml` : dir);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
     env: { MURMUR_HOME: home, NO_COLOR: "1", ...o.env },

@@ -1,0 +1,207 @@
+/**
+ * A session's life outside its tasks (contract §1 Environment, §7): the running record under
+ * `$MURMUR_HOME/running/` (0600 in a 0700 folder) exists while it runs and is gone after; SIGTERM
+ * and SIGINT mid-task end it cleanly (`status: canceled`, exit 1, trace closed, record removed);
+ * a signal while idle ends it `ok`.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import {
+  listTasks,
+  manifest,
+  ofType,
+  readTrace,
+  type Run,
+  runningFiles,
+  spawnRun,
+  until,
+} from "./helpers.ts";
+
+/** The model says something, then thinks for a long time: a task that is mid-turn until stopped. */
+const LONG = {
+  tasks: [{ turns: [{ steps: [{ text: "working on it" }, { delay_ms: 60_000 }, { text: "x" }] }] }],
+};
+
+async function readyLines(run: Run): Promise<{ url: string; sessionId: string }> {
+  const urlLine = (await run.line())!;
+  const sessionLine = (await run.line())!;
+  assert.match(urlLine, /^murmur: url localhost:\d+$/);
+  return { url: urlLine.slice("murmur: url ".length), sessionId: sessionLine.slice(9) };
+}
+
+Deno.test("running record: 0600 in a 0700 folder with the contract fields while running; removed at the end", async () => {
+  const run = await spawnRun({
+    manifest: manifest(),
+    script: { tasks: [{ turns: [{ steps: [{ text: "a" }, { delay_ms: 1500 }, { text: "b" }] }] }] },
+    args: ["--task", "go", "--json"],
+  });
+  try {
+    const ready = JSON.parse((await run.line())!);
+    // Written before the readiness line: it is there at once.
+    assertEquals(await runningFiles(run.home), [`${ready.session_id}.json`]);
+    const path = `${run.home}/running/${ready.session_id}.json`;
+    assertEquals((await Deno.stat(path)).mode! & 0o777, 0o600);
+    assertEquals((await Deno.stat(`${run.home}/running`)).mode! & 0o777, 0o700);
+    const rec = JSON.parse(await Deno.readTextFile(path));
+    for (
+      const k of [
+        "session_id",
+        "url",
+        "pid",
+        "capsule_name",
+        "capsule_version",
+        "workdir",
+        "started_at",
+      ]
+    ) assert.ok(k in rec, `record lacks ${k}`);
+    assertEquals(rec.session_id, ready.session_id);
+    assertEquals(rec.url, ready.url);
+    assertEquals(rec.pid, run.pid);
+    assertEquals([rec.capsule_name, rec.capsule_version], ["runtest", "0.3.0"]);
+    assertEquals(rec.workdir, ready.workdir);
+    assert.match(rec.started_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.ok(Math.abs(Date.parse(rec.started_at) - Date.now()) < 60_000);
+    assert.ok(!("tokens" in rec), "no tokens on a public door");
+
+    const end = await run.end();
+    assertEquals(end.code, 0, end.stderr);
+    assertEquals(await runningFiles(run.home), [], "record (and any .tmp) removed at the end");
+  } finally {
+    await run.close();
+  }
+});
+
+for (const sig of ["SIGTERM", "SIGINT"] as const) {
+  Deno.test(`${sig} mid-task: status: canceled, exit 1, record removed, trace closed with session_end`, async () => {
+    const run = await spawnRun({
+      manifest: manifest(),
+      script: LONG,
+      args: ["--task", "go", "-v"],
+    });
+    try {
+      const { url, sessionId } = await readyLines(run);
+      const workdir = (await run.line())!.slice("workdir: ".length);
+      await until("the launch task to be working", async () => {
+        const tasks = await listTasks(url);
+        return tasks[0]?.state === "TASK_STATE_WORKING" ? true : undefined;
+      });
+      assertEquals(await runningFiles(run.home), [`${sessionId}.json`]);
+      const t0 = Date.now();
+      run.signal(sig);
+      const end = await run.end(15_000);
+      assert.ok(Date.now() - t0 < 10_000, "the 60 s turn was not waited out");
+      assertEquals(end.signal, null, "exited by itself, not killed by the signal");
+      assertEquals(end.code, 1, end.stderr);
+      assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");
+      assert.match(end.stderr, /error\[E-RUN-040\]: .*canceled/);
+      assertEquals(await runningFiles(run.home), []);
+
+      const trace = await readTrace(`${workdir}/trace.jsonl`);
+      assertEquals(trace.at(-1)!.event_type, "session_end");
+      assertEquals(trace.at(-1)!.exit_status, "canceled");
+      assertEquals(ofType(trace, "session_end").length, 1);
+      const taskEnd = ofType(trace, "task_end");
+      assertEquals(taskEnd.length, 1);
+      assertEquals(taskEnd[0].exit_status, "canceled");
+      assertEquals(ofType(trace, "task_canceled").length, 1);
+      // result.txt is written on this outcome too.
+      const result = await Deno.readTextFile(`${workdir}/out/result.txt`);
+      assert.ok(result.length > 0);
+      assert.ok(!result.includes("working on it x"), "the canceled turn did not finish");
+    } finally {
+      await run.close();
+    }
+  });
+}
+
+Deno.test("SIGTERM while idle (no task yet): status: ok, exit 0, record removed", async () => {
+  // No --task and no task.md: the session waits for a task over the door.
+  const run = await spawnRun({ manifest: manifest(), script: LONG, args: ["-v"] });
+  try {
+    await readyLines(run);
+    const workdir = (await run.line())!.slice("workdir: ".length);
+    await run.line(); // manifest:
+    await run.line(); // driver:
+    assertEquals((await runningFiles(run.home)).length, 1);
+    run.signal("SIGTERM");
+    const end = await run.end(15_000);
+    assertEquals(end.code, 0, end.stderr);
+    assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: ok");
+    assertEquals(await runningFiles(run.home), []);
+    const trace = await readTrace(`${workdir}/trace.jsonl`);
+    assertEquals(trace.map((l) => l.event_type), ["session_start", "session_end"]);
+    assertEquals(trace[1].exit_status, "ok");
+  } finally {
+    await run.close();
+  }
+});
+
+Deno.test("SIGTERM while a shell command runs: the command is stopped, status: canceled, exit 1", async () => {
+  const run = await spawnRun({
+    manifest: manifest({ capabilities: { shell: { allow: ["bash"] } } }),
+    script: {
+      tasks: [{
+        turns: [
+          {
+            steps: [{
+              tool_call: {
+                id: "s1",
+                name: "bash",
+                input: { command: "echo $$ > sleeper.pid; exec sleep 60" },
+              },
+            }],
+          },
+          { steps: [{ text: "slept" }] },
+        ],
+      }],
+    },
+    args: ["--task", "go", "-v"],
+  });
+  try {
+    await readyLines(run);
+    const workdir = (await run.line())!.slice("workdir: ".length);
+    const pid = await until("the shell command to start", async () => {
+      const t = await Deno.readTextFile(`${workdir}/sleeper.pid`).catch(() => "");
+      return t.trim() ? Number(t.trim()) : undefined;
+    });
+    run.signal("SIGTERM");
+    const end = await run.end(15_000);
+    assertEquals(end.code, 1, end.stderr);
+    assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");
+    // The sleeping command is gone too (Deno.kill with signal 0 would throw NotFound / ESRCH).
+    await until("the shell command to be gone", () => {
+      try {
+        Deno.kill(pid, "SIGCONT");
+        return undefined;
+      } catch {
+        return true;
+      }
+    }, 5_000);
+    const trace = await readTrace(`${workdir}/trace.jsonl`);
+    assertEquals(trace.at(-1)!.event_type, "session_end");
+    assertEquals(trace.at(-1)!.exit_status, "canceled");
+    assertEquals(await runningFiles(run.home), []);
+  } finally {
+    await run.close();
+  }
+});
+
+Deno.test("SIGTERM the moment the url line is read: handled (not the default kill), record removed", async () => {
+  for (let i = 0; i < 3; i++) {
+    const run = await spawnRun({
+      manifest: manifest(),
+      script: LONG,
+      args: ["--task", "go", "-v"],
+    });
+    try {
+      assert.match((await run.line())!, /^murmur: url /);
+      run.signal("SIGTERM");
+      const end = await run.end(15_000);
+      assertEquals(end.signal, null, `round ${i}: killed by the signal's default action`);
+      assertEquals(end.code, 1, end.stderr);
+      assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");
+      assertEquals(await runningFiles(run.home), []);
+    } finally {
+      await run.close();
+    }
+  }
+});
