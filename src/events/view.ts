@@ -16,6 +16,18 @@ const enc = new TextEncoder();
 const TAIL = enc.encode("}\n\n");
 const HEARTBEAT = enc.encode(":heartbeat\n\n");
 
+/**
+ * Bytes a connection may have handed to the HTTP layer but not yet written to its socket. The
+ * writer drains its subscription into this buffer as events arrive (in microtasks, between the
+ * producer's steps), so a reader that keeps up never depends on being scheduled before the next
+ * 128 events; a reader that stops reading fills it, then its queue of 128, and then lags.
+ */
+export const WRITE_BUFFER_BYTES = 256 * 1024;
+const WRITE_BUFFER: QueuingStrategy<Uint8Array> = {
+  highWaterMark: WRITE_BUFFER_BYTES,
+  size: (chunk) => chunk.byteLength,
+};
+
 export type ViewKind = "send" | "subscribe" | "watch";
 
 /** What a task stream needs to know about its task when it lost events (lagged recovery). */
@@ -193,7 +205,7 @@ export function openView(o: ViewOptions): ReadableStream<Uint8Array> {
     cancel() {
       cleanup();
     },
-  }, { highWaterMark: 1 });
+  }, WRITE_BUFFER);
 
   function cleanup() {
     if (timer !== undefined) clearInterval(timer);
