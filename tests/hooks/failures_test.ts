@@ -159,7 +159,7 @@ esac`),
 
 Deno.test("async hooks: errors and timeouts are hook_dispatch_error; arms are discarded; the queue is drained before session_end", async () => {
   const files = {
-    "hooks/slow.sh": hookScript(`sleep 0.3\necho "$in" >> seen.jsonl\necho '{}'`),
+    "hooks/slow.sh": hookScript(`sleep 0.3\nprintf '%s\n' "$in" >> seen.jsonl\necho '{}'`),
     "hooks/bad.sh": hookScript("exit 1"),
     "hooks/hang.sh": hookScript("sleep 30"),
     "hooks/arm.sh": hookScript(`echo '{"reopen_task":"no"}'`),

@@ -32,7 +32,7 @@ const proposals = [
   [m(100, "a"), m(100, "b"), m(100, "c"), m(100, "d"), m(1, "e")], // >3x over → rejected
 ];
 const files: Record<string, string> = {
-  "hooks/memory.sh": hookScript(`echo "$in" >> starts.jsonl
+  "hooks/memory.sh": hookScript(`printf '%s\n' "$in" >> starts.jsonl
 n=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count
 cat "$(dirname "$0")/../seeds/$n.json"`),
   "hooks/summarize.sh": hookScript(`case "$in" in
