@@ -301,7 +301,12 @@ export async function list(base: string, params: Record<string, unknown> = {}, t
   const a = await call(base, "ListTasks", params, { token });
   assert.ok(a.json?.result, a.text);
   return a.json.result as {
-    tasks: { id: string; contextId: string; status: { state: string }; artifacts?: unknown[] }[];
+    tasks: {
+      id: string;
+      contextId: string;
+      status: { state: string; timestamp: string };
+      artifacts?: unknown[];
+    }[];
     nextPageToken: string;
     pageSize: number;
     totalSize: number;
