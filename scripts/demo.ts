@@ -1,0 +1,236 @@
+/**
+ * `deno task demo`: a newcomer's first look at mur. Starts the `examples/hello` capsule (scripted
+ * model: it thinks, talks, runs one shell command and answers), follows it live with the real
+ * `mur watch`, and when the capsule ends shows where everything went: the session's workdir,
+ * `out/result.txt`, `trace.jsonl`, and the commands that read them.
+ *
+ *   deno task demo ["your task text"] [--manifest DIR] [--workdir DIR]
+ *
+ * Everything the demo starts is killed (by pid) before it exits, also on Ctrl-C.
+ */
+import { parseArgs } from "node:util";
+
+const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const MAIN = `${ROOT}/main.ts`;
+const EXAMPLE = `${ROOT}/examples/hello`;
+const DEFAULT_TASK = "Say hello and show me where we are.";
+
+const color = Deno.stdout.isTerminal() && Deno.env.get("NO_COLOR") === undefined;
+const bold = (s: string) => color ? `\x1b[1m${s}\x1b[0m` : s;
+const dim = (s: string) => color ? `\x1b[2m${s}\x1b[0m` : s;
+
+const enc = new TextEncoder();
+/** Written out at once, so the demo's lines and mur watch's interleave in true order. */
+function say(text = ""): void {
+  Deno.stdout.writeSync(enc.encode(text + "\n"));
+}
+
+/** A path as the user would type it from the repository root. */
+function shown(path: string): string {
+  return path.startsWith(ROOT + "/") ? path.slice(ROOT.length + 1) : path;
+}
+
+interface Ready {
+  url: string;
+  pid: number;
+  session_id: string;
+  name: string;
+  version: string;
+  workdir: string;
+}
+
+const children = new Set<Deno.ChildProcess>();
+
+function mur(args: string[], stdout: "piped" | "inherit"): Deno.ChildProcess {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", MAIN, ...args],
+    cwd: ROOT,
+    stdin: "null",
+    stdout,
+    stderr: "inherit",
+  }).spawn();
+  children.add(child);
+  child.status.finally(() => children.delete(child));
+  return child;
+}
+
+function kill(child: Deno.ChildProcess, sig: Deno.Signal): void {
+  try {
+    Deno.kill(child.pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** SIGTERM (a capsule ends cleanly on it), then SIGKILL for whatever is still there after 5 s. */
+async function stopAll(): Promise<void> {
+  const left = [...children];
+  for (const c of left) kill(c, "SIGTERM");
+  const timer = setTimeout(() => left.forEach((c) => kill(c, "SIGKILL")), 5000);
+  await Promise.allSettled(left.map((c) => c.status));
+  clearTimeout(timer);
+}
+
+/** The first stdout line of `child`, bounded by `ms`. */
+async function firstLine(child: Deno.ChildProcess, ms: number): Promise<string | null> {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  const deadline = Date.now() + ms;
+  try {
+    while (!buf.includes("\n")) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<"timeout">((r) => {
+        timer = setTimeout(() => r("timeout"), Math.max(0, deadline - Date.now()));
+      });
+      const r = await Promise.race([reader.read(), timeout]);
+      clearTimeout(timer);
+      if (r === "timeout" || r.done) return null;
+      buf += r.value;
+    }
+    return buf.slice(0, buf.indexOf("\n"));
+  } finally {
+    // Nothing else comes on a --json capsule's stdout; let it drain in the background.
+    reader.releaseLock();
+    child.stdout.cancel().catch(() => {});
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms)),
+  ]);
+}
+
+async function listFiles(dir: string, prefix = ""): Promise<string[]> {
+  const entries: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(dir)) entries.push(e);
+  entries.sort((a, b) => a.name.localeCompare(b.name));
+  const out: string[] = [];
+  for (const e of entries) {
+    if (e.isDirectory) {
+      out.push(`${prefix}${e.name}/`);
+      out.push(...await listFiles(`${dir}/${e.name}`, `${prefix}${e.name}/`));
+    } else {
+      const size = (await Deno.stat(`${dir}/${e.name}`)).size;
+      out.push(`${prefix}${e.name}  ${dim(`(${size} bytes)`)}`);
+    }
+  }
+  return out;
+}
+
+async function demo(
+  task: string,
+  manifest: string,
+  workdir: string | undefined,
+): Promise<number> {
+  say(bold("mur demo") + " — one capsule, one task, on a scripted model (no network, no key)");
+  say();
+  say(`1. ${bold("mur run")} starts the capsule in ${shown(manifest)}/ with the task:`);
+  say(`     "${task}"`);
+  // Relative to the repository root, the children's cwd, so the command shown is one to copy.
+  const runArgs = ["run", "--manifest", shown(manifest), "--task", task, "--json"];
+  if (workdir) runArgs.push("--workdir", workdir);
+  say(dim(`   $ mur ${runArgs.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`));
+  const capsule = mur(runArgs, "piped");
+  const line = await firstLine(capsule, 30_000);
+  if (line === null) {
+    const st = await withTimeout(capsule.status, 5000);
+    say(`mur run did not start (${st === "timeout" ? "no readiness line" : `exit ${st.code}`});`);
+    say("its error is above.");
+    return 1;
+  }
+  const ready = JSON.parse(line) as Ready;
+  say(`   It printed one readiness line (--json) once its door was listening:`);
+  say(dim(`   ${line}`));
+  say(`   session ${bold(ready.session_id)}, door at ${ready.url}, process ${ready.pid}`);
+  say();
+
+  say(`2. ${bold("mur watch")} follows the session's event stream live (its own output below):`);
+  say(dim(`   $ mur watch --url ${ready.url}`));
+  say(dim("   ─".padEnd(60, "─")));
+  const watcher = mur(["watch", "--url", ready.url], "inherit");
+
+  const capsuleStatus = await withTimeout(capsule.status, 120_000);
+  if (capsuleStatus === "timeout") {
+    say("the capsule did not end within 2 minutes; stopping it.");
+    return 1;
+  }
+  // The capsule closed its door; watch sees the connection end and exits by itself.
+  const watchStatus = await withTimeout(watcher.status, 10_000);
+  if (watchStatus === "timeout") kill(watcher, "SIGKILL");
+  say(dim("   ─".padEnd(60, "─")));
+  say(dim(
+    "   (the capsule exits after its one task, so mur watch reports the connection as lost:\n" +
+      "    that is how a watcher learns the capsule is gone. Thinking and tool-call progress\n" +
+      "    frames are in the stream too; mur watch --json shows every event as it arrives.)",
+  ));
+  say();
+
+  const wd = ready.workdir;
+  const traceLines = (await Deno.readTextFile(`${wd}/trace.jsonl`)).split("\n").filter(Boolean)
+    .map((l) => JSON.parse(l) as { event_type: string; exit_status?: string });
+  const end = traceLines.find((l) => l.event_type === "session_end");
+  const status = end?.exit_status ?? "unknown";
+  say(`3. The capsule ended: status ${bold(status)}, exit code ${capsuleStatus.code}.`);
+  say(`   Everything it wrote is in its workdir, ${bold(shown(wd) + "/")}:`);
+  for (const f of await listFiles(wd)) say(`     ${f}`);
+  say();
+  say(`   ${bold("out/result.txt")} — the answer:`);
+  const result = await Deno.readTextFile(`${wd}/out/result.txt`);
+  for (const l of result.trimEnd().split("\n")) say(`     │ ${l}`);
+  say();
+  const counts = new Map<string, number>();
+  for (const l of traceLines) counts.set(l.event_type, (counts.get(l.event_type) ?? 0) + 1);
+  say(
+    `   ${bold("trace.jsonl")} — ${traceLines.length} lines, one per runtime event: ${
+      [...counts].map(([k, n]) => n > 1 ? `${k} ×${n}` : k).join(", ")
+    }`,
+  );
+  say(
+    `   ${bold("task.md")} is your task; ${
+      bold("MURMUR.md")
+    } is what the model was told about its capsule.`,
+  );
+  say();
+  const wdParent = shown(wd.slice(0, wd.lastIndexOf("/")));
+  say(`4. Read the trace:`);
+  say(`     deno task mur trace show ${ready.session_id} --workdir ${wdParent}   # summary`);
+  say(
+    `     deno task mur trace steps ${ready.session_id} --workdir ${wdParent}  # session → task → turn tree`,
+  );
+  say();
+  say(`   Run it yourself in two terminals:`);
+  say(`     deno task mur run --manifest examples/hello --task "Say hello" -v`);
+  say(`     deno task mur watch`);
+  return capsuleStatus.code;
+}
+
+/** The children run from the repository root, so paths given relative to the caller's cwd are made absolute. */
+function absolute(path: string): string {
+  return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({
+    args: Deno.args,
+    options: { manifest: { type: "string" }, workdir: { type: "string" } },
+    allowPositionals: true,
+  });
+  const task = positionals.join(" ") || DEFAULT_TASK;
+  const interrupted = async () => {
+    await stopAll();
+    Deno.exit(130);
+  };
+  Deno.addSignalListener("SIGINT", interrupted);
+  Deno.addSignalListener("SIGTERM", interrupted);
+  let code = 1;
+  try {
+    const manifest = values.manifest ? await Deno.realPath(values.manifest) : EXAMPLE;
+    code = await demo(task, manifest, values.workdir && absolute(values.workdir));
+  } finally {
+    await stopAll();
+  }
+  Deno.exit(code);
+}
