@@ -47,6 +47,7 @@ Deno.test("claude-code through mur run: text, thinking, bridged shell, threaded 
       "CLAUDE_CODE_MAX_RETRIES=2",
     ],
     shell: ["bash"],
+    readOnly: ["docs"],
     lifecycle: { conversation: "threaded" },
   }).catch(async (e) => {
     await endpoint.close();
@@ -196,6 +197,25 @@ Deno.test("claude-code through mur run: text, thinking, bridged shell, threaded 
         ]);
         const [end] = await traceOf(cap, id, "task_end");
         assert.deepEqual([end.turns, end.tool_calls, end.shell_calls], [2, 1, 1]);
+      },
+    );
+
+    await t.step(
+      "a read_only refusal is one isError artifact, from the harness's report",
+      async () => {
+        const events = await streamTask(cap, send('MCPTEST {"command":"echo pwned > docs/a.md"}'));
+        const s = shape(events).filter((x) => x !== "frame:suggested-prompt");
+        assert.equal(s.filter((x) => x === "frame:artifact").length, 1, s.join(" "));
+        assert.equal(s.at(-1), "status:COMPLETED:task completed");
+        const art = frames(events).find((f) => f.frame === "artifact")!;
+        assert.equal(art.isError, true);
+        assert.equal(art.fenceSource, null, "the tool server refused it: no fence");
+        assert.match(String(art.content), /read-only path 'docs'/);
+        const id = taskIdOf(events);
+        await until("task_end", async () => (await traceOf(cap, id, "task_end"))[0]);
+        const [call] = await traceOf(cap, id, "tool_call");
+        assert.equal(call.status, "error");
+        assert.deepEqual(await traceOf(cap, id, "shell"), [], "the command never ran");
       },
     );
 

@@ -35,6 +35,8 @@ export async function startProcessCapsule(o: {
   env: string[] | ((home: string) => Promise<string[]>);
   lifecycle?: Record<string, unknown>;
   shell?: string[];
+  /** `capabilities.filesystem.read_only`. */
+  readOnly?: string[];
   tools?: unknown[];
   systemPrompt?: string;
   files?: Record<string, string>;
@@ -60,7 +62,10 @@ export async function startProcessCapsule(o: {
           queue_depth: 4,
           ...o.lifecycle,
         },
-        capabilities: { shell: { allow: o.shell ?? [] } },
+        capabilities: {
+          shell: { allow: o.shell ?? [] },
+          ...(o.readOnly ? { filesystem: { read_only: o.readOnly } } : {}),
+        },
         ...(o.tools ? { tools: o.tools } : {}),
       },
       files: o.files,
