@@ -14,10 +14,13 @@ Deno.test("50 concurrent SendMessage: queue_depth queued + 1 running accepted, t
   });
   try {
     const answers = await Promise.all(
-      Array.from({ length: 50 }, (_, i) =>
-        call(cap.base, "SendMessage", message(`job ${i}`, {}, { returnImmediately: true }), {
-          id: i,
-        })),
+      Array.from(
+        { length: 50 },
+        (_, i) =>
+          call(cap.base, "SendMessage", message(`job ${i}`, {}, { returnImmediately: true }), {
+            id: i,
+          }),
+      ),
     );
     const tasks = answers.map((a, i) => {
       assert.equal(a.json.id, i, a.text);
@@ -61,7 +64,11 @@ Deno.test("50 concurrent SendMessage: queue_depth queued + 1 running accepted, t
       accepted.map((t) => t.id).sort(),
     );
     // Room again once the queue drained.
-    const more = await call(cap.base, "SendMessage", message("later", {}, { returnImmediately: true }));
+    const more = await call(
+      cap.base,
+      "SendMessage",
+      message("later", {}, { returnImmediately: true }),
+    );
     assert.equal(more.json.result.task.status.state, "TASK_STATE_SUBMITTED");
   } finally {
     await cap.close();
@@ -79,10 +86,18 @@ Deno.test("GetTask and ListTasks answer in milliseconds while a turn runs for se
     },
   });
   try {
-    const first = await call(cap.base, "SendMessage", message("long", {}, { returnImmediately: true }));
+    const first = await call(
+      cap.base,
+      "SendMessage",
+      message("long", {}, { returnImmediately: true }),
+    );
     const id = first.json.result.task.id;
     await waitTask(cap.base, id, (t) => t.status.state === "TASK_STATE_WORKING");
-    const queued = await call(cap.base, "SendMessage", message("queued", {}, { returnImmediately: true }));
+    const queued = await call(
+      cap.base,
+      "SendMessage",
+      message("queued", {}, { returnImmediately: true }),
+    );
     const times: number[] = [];
     for (let i = 0; i < 20; i++) {
       let t0 = performance.now();
