@@ -18,6 +18,11 @@ export interface IncomingMessage {
 
 const bad = (m: string) => invalidParams(`Invalid params: ${m}`);
 
+/** A part's `mediaType`, or its proto field name `media_type` (ProtoJSON accepts both). */
+function mediaTypeOf(p: Record<string, unknown>): unknown {
+  return p.mediaType !== undefined ? p.mediaType : p.media_type;
+}
+
 export function readMessage(params: Record<string, unknown>): IncomingMessage | RpcError {
   const m = params.message;
   if (typeof m !== "object" || m === null || Array.isArray(m)) {
@@ -51,7 +56,9 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
       );
     }
     for (const f of ["text", "raw", "url", "mediaType", "filename"]) {
-      const v = (p as Record<string, unknown>)[f];
+      const v = f === "mediaType"
+        ? mediaTypeOf(p as Record<string, unknown>)
+        : (p as Record<string, unknown>)[f];
       if (v !== undefined && typeof v !== "string") {
         return bad(`message.parts[${i}].${f} is not a string`);
       }
@@ -84,7 +91,8 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
     const kind = "raw" in p ? "raw" : "url" in p ? "url" : null;
     if (kind) {
       const md: Record<string, string> = { partIndex: String(i) };
-      if (typeof p.mediaType === "string") md.mediaType = p.mediaType;
+      const mediaType = mediaTypeOf(p);
+      if (typeof mediaType === "string") md.mediaType = mediaType;
       return a2aError(
         -32005,
         "CONTENT_TYPE_NOT_SUPPORTED",
@@ -154,7 +162,8 @@ export function renderParts(parts: Record<string, unknown>[]): string {
     const json = (pretty ? JSON.stringify(p.data, null, 2) : JSON.stringify(p.data)) ?? "null";
     let label = "data";
     const clean = (v: string) => v.replace(/[\s`=]/g, "_");
-    if (typeof p.mediaType === "string") label += ` media-type=${clean(p.mediaType)}`;
+    const mediaType = mediaTypeOf(p);
+    if (typeof mediaType === "string") label += ` media-type=${clean(mediaType)}`;
     if (typeof p.filename === "string") label += ` filename=${clean(p.filename)}`;
     return fenced(label, json);
   }).join("\n");

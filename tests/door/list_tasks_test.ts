@@ -20,6 +20,10 @@ const script = {
         "^refs\\n\\nReferenced tasks:\\n- (tsk_[0-9a-f]{32}): completed\\n```response\\nanswer A\\n```\\n- tsk_[0-9a-f]{32}: failed: task failed \\(driver_error\\): scripted failure\\n- tsk_nope: not a task this capsule holds$",
       turns: [{ steps: [{ text: "refs rendered" }] }],
     },
+    {
+      match: '^snake\n````data media-type=text/x_y filename=a_b_c\n"has ``` inside"\n````$',
+      turns: [{ steps: [{ text: "snake rendered" }] }],
+    },
     { match: "^fail", turns: [{ steps: [{ error: "scripted failure" }] }] },
     { match: "^A", turns: [{ steps: [{ text: "answer A" }] }] },
     { turns: [{ steps: [{ text: "ok" }] }] },
@@ -190,6 +194,22 @@ Deno.test("what the model receives: data parts pretty-printed in a fence, refere
       },
     });
     assert.equal(d.json.result.task.artifacts[0].parts[0].text, "data rendered", d.text);
+    // Proto field names; label values with whitespace, backticks and `=` made safe; the fence
+    // one backtick longer than the longest run inside.
+    const snake = await call(cap.base, "SendMessage", {
+      message: {
+        message_id: "ms",
+        role: "ROLE_USER",
+        context_id: "ctx-snake",
+        parts: [{ text: "snake" }, {
+          data: "has ``` inside",
+          media_type: "text/x y",
+          filename: "a`b=c",
+        }],
+      },
+    });
+    assert.equal(snake.json.result.task.contextId, "ctx-snake");
+    assert.equal(snake.json.result.task.artifacts[0].parts[0].text, "snake rendered", snake.text);
     const a = await call(cap.base, "SendMessage", message("A please"));
     const f = await call(cap.base, "SendMessage", message("fail please"));
     assert.equal(f.json.result.task.status.state, "TASK_STATE_FAILED");
