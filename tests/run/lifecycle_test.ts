@@ -205,3 +205,52 @@ Deno.test("SIGTERM the moment the url line is read: handled (not the default kil
     }
   }
 });
+
+Deno.test("a second SIGTERM exits at once (143) while the first one's teardown still waits", async () => {
+  // The command ignores SIGTERM, so canceling it waits out the kill grace before SIGKILL.
+  const run = await spawnRun({
+    manifest: manifest({ capabilities: { shell: { allow: ["bash"] } } }),
+    script: {
+      tasks: [{
+        turns: [{
+          steps: [{
+            tool_call: {
+              id: "s1",
+              name: "bash",
+              input: { command: "trap '' TERM; echo $$ > stubborn.pid; sleep 60" },
+            },
+          }],
+        }],
+      }],
+    },
+    args: ["--task", "go", "-v"],
+  });
+  let pid = 0;
+  try {
+    await readyLines(run);
+    const workdir = (await run.line())!.slice("workdir: ".length);
+    pid = await until("the shell command to start", async () => {
+      const t = await Deno.readTextFile(`${workdir}/stubborn.pid`).catch(() => "");
+      return t.trim() ? Number(t.trim()) : undefined;
+    });
+    run.signal("SIGTERM");
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    run.signal("SIGTERM");
+    const end = await run.end(15_000);
+    assertEquals(end.code, 143, end.stderr);
+    assert.ok(Date.now() - t0 < 1500, `took ${Date.now() - t0} ms after the second signal`);
+  } finally {
+    // The stubborn command may outlive an immediate exit; it is this test's to remove.
+    if (pid) {
+      try {
+        Deno.kill(-pid, "SIGKILL");
+      } catch {
+        try {
+          Deno.kill(pid, "SIGKILL");
+        } catch { /* gone */ }
+      }
+    }
+    await run.close();
+  }
+});
