@@ -22,21 +22,44 @@ export function ensureCli(name: keyof typeof PACKAGES): Promise<string> {
 }
 
 async function install(name: keyof typeof PACKAGES): Promise<string> {
+  return await installCli(`${ROOT}.cache`, name);
+}
+
+/**
+ * Installs into `<cacheDir>/<name>`. Test files run in parallel workers, each with its own
+ * `pending` map, so several may install at once: each installs into a private directory and
+ * renames it into place; a worker that loses the race uses the winner's copy.
+ */
+export async function installCli(cacheDir: string, name: keyof typeof PACKAGES): Promise<string> {
   const { pkg, bin } = PACKAGES[name];
-  const dir = `${ROOT}.cache/${name}`;
+  const dir = `${cacheDir}/${name}`;
   const binary = `${dir}/node_modules/.bin/${bin}`;
   if (await works(binary)) return binary;
-  await Deno.mkdir(dir, { recursive: true });
-  const out = await new Deno.Command("npm", {
-    args: ["install", "--prefix", dir, "--no-audit", "--no-fund", "--no-save", pkg],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success || !(await works(binary))) {
-    const err = new TextDecoder().decode(out.stderr).slice(-2000);
-    throw new Error(`could not install ${pkg} into ${dir} with npm (exit ${out.code}):\n${err}`);
+  await Deno.mkdir(cacheDir, { recursive: true });
+  const tmp = await Deno.makeTempDir({ dir: cacheDir, prefix: `.install-${name}-` });
+  try {
+    const out = await new Deno.Command("npm", {
+      args: ["install", "--prefix", tmp, "--no-audit", "--no-fund", "--no-save", pkg],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success || !(await works(`${tmp}/node_modules/.bin/${bin}`))) {
+      const err = new TextDecoder().decode(out.stderr).slice(-2000);
+      throw new Error(`could not install ${pkg} into ${dir} with npm (exit ${out.code}):\n${err}`);
+    }
+    try {
+      await Deno.rename(tmp, dir);
+    } catch {
+      // Another worker's copy is in place, or a broken one from an interrupted run is.
+      if (await works(binary)) return binary;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await Deno.rename(tmp, dir);
+    }
+    if (!(await works(binary))) throw new Error(`${pkg} was installed but ${binary} does not run`);
+    return binary;
+  } finally {
+    await Deno.remove(tmp, { recursive: true }).catch(() => {});
   }
-  return binary;
 }
 
 async function works(binary: string): Promise<boolean> {
