@@ -76,7 +76,10 @@ Deno.test("spend ceiling: the call that would cross inference.max_session_tokens
     assert.equal(hit.parent_id, ofType(run.trace, "inference")[0].event_id);
     assert.equal(ofType(run.trace, "task_end")[0].exit_status, "spend_ceiling_reached");
     assert.equal(ofType(run.trace, "session_end")[0].exit_status, "spend_ceiling_reached");
-    assert.match(run.stderr, /error\[E-RUN-040\]: the task ended spend_ceiling_reached: stopped: spend ceiling reached/);
+    assert.match(
+      run.stderr,
+      /error\[E-RUN-040\]: the task ended spend_ceiling_reached: stopped: spend ceiling reached/,
+    );
   } finally {
     await run.cleanup();
   }
