@@ -208,6 +208,28 @@ export async function runCommand(args: string[]): Promise<number> {
     toolbox.register(tool);
     sessionTools.set(tool.name, tool);
   }
+  // The door binds before the session begins, so a port in use fails the launch with an empty
+  // trace; requests that arrive meanwhile wait until the launch task is registered.
+  let opened!: () => void;
+  const ready = new Promise<void>((r) => (opened = r));
+  let door;
+  try {
+    door = await startDoor({
+      session,
+      bind,
+      port,
+      tools: session.toolNames(),
+      // The card's `streaming`: an http driver streams; a harness says whether it does.
+      streamsText: isHarnessDriver(driver) ? driver.streamsText : true,
+      heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
+      warn: (line) => console.error(line),
+      ready,
+    });
+  } catch (e) {
+    session.trace.close();
+    throw e;
+  }
+
   await session.begin({});
   const launch = taskText !== null ? session.launch(taskText) : null;
   if (resume && resume.lost.length > 0) {
@@ -223,24 +245,7 @@ export async function runCommand(args: string[]): Promise<number> {
     markLost(resume, sessionId, report.id);
   }
 
-  let door;
-  try {
-    door = await startDoor({
-      session,
-      bind,
-      port,
-      tools: session.toolNames(),
-      // The card's `streaming`: an http driver streams; a harness says whether it does.
-      streamsText: isHarnessDriver(driver) ? driver.streamsText : true,
-      heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
-      warn: (line) => console.error(line),
-    });
-  } catch (e) {
-    if (launch) session.cancel(launch);
-    session.shutdown();
-    await session.run();
-    throw e;
-  }
+  opened();
 
   // SIGTERM / SIGINT end the session cleanly; a second signal exits at once. Installed before the
   // running record and the announcement: a caller may signal as soon as it reads the url line.

@@ -53,6 +53,8 @@ export interface DoorOptions {
   streamsText: boolean;
   heartbeatMs: number;
   warn(line: string): void;
+  /** Requests wait for this before they are handled (the launch is being registered). */
+  ready?: Promise<void>;
 }
 
 export interface Door {
@@ -126,6 +128,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     );
 
   const handle = async (req: Request): Promise<Response> => {
+    if (o.ready) await o.ready;
     const url = new URL(req.url);
     if (url.pathname === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
       const cache = {

@@ -269,7 +269,8 @@ export class Session {
    * starts; a running one has its attempt aborted. Returns false for an ended task.
    */
   cancel(task: TaskRecord): boolean {
-    if (task.state === "TASK_STATE_SUBMITTED") {
+    // The task the worker has taken but not yet started (its start hooks run) is a running one.
+    if (task.state === "TASK_STATE_SUBMITTED" && task !== this.#running) {
       this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled before it started");
       this.trace.write("task_canceled", this.#sessionEvt, {
         task_id: task.id,
@@ -280,7 +281,8 @@ export class Session {
       return true;
     }
     if (
-      task.state === "TASK_STATE_WORKING" || task.state === "TASK_STATE_INPUT_REQUIRED"
+      task.state === "TASK_STATE_WORKING" || task.state === "TASK_STATE_INPUT_REQUIRED" ||
+      task.state === "TASK_STATE_SUBMITTED"
     ) {
       const phase = task.state === "TASK_STATE_INPUT_REQUIRED" ? "input" : "turn";
       task.residue = this.residue();
@@ -326,7 +328,7 @@ export class Session {
   shutdown(): void {
     if (this.#closing) return;
     this.#closing = true;
-    if (this.#running && this.#running.state !== "TASK_STATE_SUBMITTED") {
+    if (this.#running) {
       this.#decide("canceled", true);
       this.cancel(this.#running);
     }
