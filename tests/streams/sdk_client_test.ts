@@ -62,10 +62,9 @@ Deno.test("@a2a-js/sdk client: sendMessageStream and resubscribeTask of a tool-c
     assertEquals(answer, "It printed sdk.");
 
     // Resubscribe to a second task while it works.
+    const params = { message: message("again"), configuration: { returnImmediately: true } };
     // deno-lint-ignore no-explicit-any
-    const sent = await client.sendMessage(
-      { message: message("again"), configuration: { returnImmediately: true } } as any,
-    );
+    const sent = await client.sendMessage(params as any);
     // deno-lint-ignore no-explicit-any
     const id2 = (sent as any).id ?? (sent as any).payload?.value?.id;
     assert(typeof id2 === "string" && id2 !== taskId, JSON.stringify(sent));
