@@ -29,6 +29,8 @@ export interface ScriptToolCall {
   /** Default `{}`. */
   input?: Record<string, unknown>;
   chunks?: number;
+  /** Milliseconds between the input's pieces (default 0). */
+  chunk_delay_ms?: number;
 }
 
 /**
@@ -106,7 +108,8 @@ const toolCallSchema = z.strictObject({
   input: z.record(z.string(), z.unknown(), { error: typeError("a mapping (an object)") })
     .optional(),
   chunks: int(1).optional(),
-}, { error: typeError("a mapping with name (and id, input, chunks)") });
+  chunk_delay_ms: int(0).optional(),
+}, { error: typeError("a mapping with name (and id, input, chunks, chunk_delay_ms)") });
 
 const usageSchema = z.strictObject({
   input_tokens: int(0),

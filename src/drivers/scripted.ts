@@ -174,6 +174,12 @@ async function* play(
         // The consumer may abort while holding this part; nothing follows an abort.
         if (signal.aborted) return;
         if (part.type === "error") return;
+        const pace = step.tool_call?.chunk_delay_ms;
+        if (part.type === "tool-input-delta" && pace) {
+          // A model writing a long input slowly: what tool-call-progress's rate limit is for.
+          await sleep(pace, signal);
+          if (signal.aborted) return;
+        }
       }
     }
   }
