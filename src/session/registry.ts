@@ -26,6 +26,7 @@ export interface NewTask {
 
 export class Registry {
   readonly #tasks = new Map<string, TaskRecord>();
+  readonly #held = new Map<string, TaskFrame[]>();
 
   constructor(private readonly log: EventLog, private readonly clock: () => number = Date.now) {}
 
@@ -102,12 +103,27 @@ export class Registry {
     task.changedAt = now;
     if (state !== "TASK_STATE_INPUT_REQUIRED") task.prompt = undefined;
     this.log.append(statusInput(task, task.status, annotation));
+    if (state === "TASK_STATE_WORKING") this.#flushHeld(task, state);
   }
 
   /** A murmur frame of a working task. */
   frame(task: TaskRecord, frame: TaskFrame): void {
     if (isTerminal(task.state)) return;
+    if (task.state === "TASK_STATE_INPUT_REQUIRED") {
+      // Frames are carried by a WORKING status (seed 000): one a harness reports while the task
+      // waits for input (a quota window) is written once the task works again.
+      (this.#held.get(task.id) ?? this.#held.set(task.id, []).get(task.id)!).push(frame);
+      return;
+    }
     this.log.append(frameInput(task, task.state, frame, this.clock()));
+  }
+
+  /** Frames held during an input wait, written after the status that ends the wait. */
+  #flushHeld(task: TaskRecord, state: TaskState): void {
+    const held = this.#held.get(task.id);
+    if (!held) return;
+    this.#held.delete(task.id);
+    for (const f of held) this.log.append(frameInput(task, state, f, this.clock()));
   }
 
   /**
@@ -117,6 +133,8 @@ export class Registry {
    */
   finish(task: TaskRecord, state: TaskState, message: string, response?: string): boolean {
     if (isTerminal(task.state)) return false;
+    // A task that ends from an input wait still delivers what it held, before its final status.
+    this.#flushHeld(task, task.state);
     const now = this.clock();
     task.state = state;
     task.changedAt = now;
