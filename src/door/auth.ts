@@ -3,18 +3,10 @@
  * `mdt1.<base64url(JSON {credential, scopes})>.<base64url(HMAC-SHA256)>`, MAC over
  * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory.
  */
+import { DOOR_METHODS } from "../a2a/methods.ts";
 import type { Credential } from "../manifest/types.ts";
 
-export const SCOPES = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-] as const;
+export const SCOPES = DOOR_METHODS;
 
 export interface Grant {
   credential: string;

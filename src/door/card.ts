@@ -2,6 +2,7 @@
  * The agent card (door-facts §2, contract §5): serialized once at launch. The public card of an
  * authenticated door drops the capsule extension; the extended card keeps it.
  */
+import { DOOR_METHODS } from "../a2a/methods.ts";
 import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
 
@@ -16,16 +17,7 @@ export interface CardInput {
   streamsText: boolean;
 }
 
-export const BASE_METHODS = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-];
+export const BASE_METHODS: readonly string[] = DOOR_METHODS;
 
 export function doorMethods(authenticated: boolean): string[] {
   return authenticated ? [...BASE_METHODS, "GetExtendedAgentCard"] : [...BASE_METHODS];

@@ -8,6 +8,7 @@
  * `W-SEC-019` warnings and drops them before the real validation (contract: unknown keys are a
  * warning, not an error).
  */
+import { DOOR_METHODS } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
@@ -50,16 +51,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
 };
 
 /** Door scopes are method names (contract §5). */
-export const SCOPES = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-] as const;
+export const SCOPES = DOOR_METHODS;
 
 /** The credential name the runtime always mints itself, holding every scope. */
 export const RESERVED_CREDENTIAL = "operator";
