@@ -52,6 +52,8 @@ export interface TaskOutcome {
 
 export interface ToolDispatcher {
   specs(): ToolSpec[];
+  /** Refusals that come before policy hooks: undeclared, missing fields, read_only. */
+  precheck?(call: ToolCall, ctx: ToolContext): ToolResult | null;
   dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
 }
 
@@ -809,10 +811,40 @@ export class TaskLoop {
         }
         : {}),
     };
-    const verdict = await hooks.toolCall(hookEv, isShell);
+    const ctx: ToolContext = {
+      workdir: workdir.root,
+      taskId: task.id,
+      contextId: task.contextId,
+      signal: task.abort.signal,
+    };
+    // Reference §7.1: required fields, then read_only, then the policy hook.
+    const pre = this.d.sessionTools?.has(call.name) ? null : this.d.tools.precheck?.(call, ctx);
+    if (pre?.refusal?.kind === "missing_fields") {
+      trace.write("tool_input_refused", turnEvt, {
+        turn: turn - 1,
+        tool_name: call.name,
+        tool_call_id: call.id,
+        missing: pre.refusal.missing,
+        reason: pre.refusal.reason,
+      });
+    } else if (pre?.refusal?.kind === "read_only") {
+      const r = pre.refusal;
+      trace.write("protected_path_denied", turnEvt, {
+        turn: turn - 1,
+        call: r.call,
+        target: r.target,
+        path: r.path,
+        rule: r.rule,
+        signal: r.signal,
+        reason: r.reason,
+      });
+    }
+    const verdict = pre ? {} : await hooks.toolCall(hookEv, isShell);
     let result: ToolResult;
     let inputTimedOut = false;
-    if (verdict.deny) {
+    if (pre) {
+      result = pre;
+    } else if (verdict.deny) {
       const content =
         `tool call refused by hook ${verdict.deny.hook}: ${verdict.deny.reason}; an identical call will be refused again`;
       trace.write("call_denied", turnEvt, {
@@ -833,12 +865,6 @@ export class TaskLoop {
         refusal: { kind: "hook" },
       } as ToolResult;
     } else {
-      const ctx: ToolContext = {
-        workdir: workdir.root,
-        taskId: task.id,
-        contextId: task.contextId,
-        signal: task.abort.signal,
-      };
       const own = this.d.sessionTools?.get(call.name);
       if (own) {
         const started = this.#clock();

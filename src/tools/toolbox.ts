@@ -91,8 +91,11 @@ export class ToolBox {
     return this.#tools.get(name) instanceof ShellTool;
   }
 
-  /** Answers one call. Never throws: a tool's failure is an error result the model sees. */
-  async dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+  /**
+   * The checks before any policy hook, in the reference's order (§7.1): declared at all →
+   * required fields → read_only. A refusal result, or null when the call may go on.
+   */
+  precheck(call: ToolCall, ctx: ToolContext): ToolResult | null {
     const tool = this.#tools.get(call.name);
     if (!tool) return notReached(`tool '${call.name}' is not declared in manifest allowlist`, 0);
     const started = this.#now();
@@ -113,7 +116,16 @@ export class ToolBox {
 
     const refusal = this.#readOnlyRefusal(tool, input, ctx.workdir);
     if (refusal) return { ...notReached(refusal.reason, this.#now() - started), refusal };
+    return null;
+  }
 
+  /** Answers one call. Never throws: a tool's failure is an error result the model sees. */
+  async dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
+    const refused = this.precheck(call, ctx);
+    if (refused) return refused;
+    const tool = this.#tools.get(call.name)!;
+    const started = this.#now();
+    const input = call.input ?? {};
     let result: ToolResult;
     try {
       result = await tool.call(input, ctx);
