@@ -197,6 +197,7 @@ export async function runCommand(args: string[]): Promise<number> {
         command: d.command,
         started_at_ms: d.startedAtMs,
       })),
+    holdCancelStatus: isHarnessDriver(driver),
     warn: (line) => console.error(line),
   });
   if (manifest.tools.some((t) => t.kind === "builtin" && t.name === "request-input")) {

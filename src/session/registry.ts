@@ -27,6 +27,8 @@ export interface NewTask {
 export class Registry {
   readonly #tasks = new Map<string, TaskRecord>();
   readonly #held = new Map<string, TaskFrame[]>();
+  /** Tasks recorded terminal whose final status event is still to be written. */
+  readonly #finalHeld = new Set<string>();
 
   constructor(private readonly log: EventLog, private readonly clock: () => number = Date.now) {}
 
@@ -131,7 +133,25 @@ export class Registry {
    * completed with a non-empty answer), then the terminal status, as the task's last events.
    * Returns false when the task had already ended (a cancel won).
    */
-  finish(task: TaskRecord, state: TaskState, message: string, response?: string): boolean {
+  finish(
+    task: TaskRecord,
+    state: TaskState,
+    message: string,
+    response?: string,
+    opts: { holdEvent?: boolean } = {},
+  ): boolean {
+    if (this.#finalHeld.has(task.id)) {
+      // A cancel recorded at once, whose final status waited for the attempt to say how it ended
+      // (a harness that had to be killed): the state stays CANCELED, the message is the ending's.
+      this.#finalHeld.delete(task.id);
+      task.status = {
+        ...task.status,
+        message: agentMessage(`msg_${task.id}_status`, task, message),
+      };
+      this.log.append(statusInput(task, task.status));
+      task.markDone();
+      return true;
+    }
     if (isTerminal(task.state)) return false;
     // A task that ends from an input wait still delivers what it held, before its final status.
     this.#flushHeld(task, task.state);
@@ -146,6 +166,11 @@ export class Registry {
       message: agentMessage(`msg_${task.id}_status`, task, message),
       timestamp: timestamp(now),
     };
+    if (opts.holdEvent) {
+      // GetTask answers the new state now; the one final status is written by the next finish().
+      this.#finalHeld.add(task.id);
+      return true;
+    }
     if (task.response && state === "TASK_STATE_COMPLETED") {
       this.log.append(responseInput(task, artifactOf("response", task.response), state));
     }

@@ -44,6 +44,8 @@ export interface SessionOptions {
   residue?: () => ResidueItem[];
   /** `mur run --resume`: the context the launch task continues, and its recorded history. */
   resume?: { fromSession: string; contextId: string; history: ConversationMessage[] };
+  /** The loop writes a canceled running task's final status (process transport). */
+  holdCancelStatus?: boolean;
   /** stderr */
   warn(line: string): void;
   clock?: () => number;
@@ -286,7 +288,11 @@ export class Session {
     ) {
       const phase = task.state === "TASK_STATE_INPUT_REQUIRED" ? "input" : "turn";
       task.residue = this.residue();
-      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled");
+      // A harness may have to be killed, which the final status must say (seed 000): the state is
+      // recorded now, and the loop writes the final status once the attempt has ended.
+      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled", undefined, {
+        holdEvent: this.#opts.holdCancelStatus === true && task.state !== "TASK_STATE_SUBMITTED",
+      });
       task.abort.abort();
       this.trace.write("task_canceled", this.#sessionEvt, {
         task_id: task.id,
