@@ -1,0 +1,162 @@
+/**
+ * Where `mur`'s stream spends its time: runs `mur run --cpu-prof` with the bench capsule, drives
+ * it with the bench's load generator (K WatchSession clients, `--rounds` floods of N events, or
+ * a paced run), ends it with SIGTERM so the profile is written, and prints self time per
+ * function aggregated from the .cpuprofile (top 40).
+ *
+ *   deno run -A scripts/bench/profile.ts [--k 100] [--n 2000] [--rounds 5] [--rate 0]
+ *                                        [--idle 0] [--keep DIR]
+ *
+ * `--idle K` instead holds K idle WatchSession connections open for 2 s and prints the RSS
+ * growth per connection (a quick look at idle memory without the whole bench).
+ */
+import { parseArgs } from "node:util";
+import { Loadgen } from "./loadgen_client.ts";
+import { kill, rssBytes, spawnReady } from "./procs.ts";
+import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
+import { COMPLETED, sleep } from "./measure.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
+
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Self time per function (name + file:line), descending, in ms. */
+export function selfTimes(p: Profile): { fn: string; ms: number; pct: number }[] {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const n = byId.get(p.samples[i]);
+    if (!n) continue;
+    const dt = (p.timeDeltas[i] ?? 0) / 1000;
+    total += dt;
+    const f = n.callFrame;
+    const file = f.url.replace(/^.*\/(node_modules|main|deno)\//, "$1/");
+    const key = `${f.functionName || "(anonymous)"} ${file}:${f.lineNumber + 1}`;
+    self.set(key, (self.get(key) ?? 0) + dt);
+  }
+  return [...self.entries()]
+    .map(([fn, ms]) => ({ fn, ms, pct: (100 * ms) / total }))
+    .sort((a, b) => b.ms - a.ms);
+}
+
+async function main() {
+  const { values } = parseArgs({
+    args: Deno.args,
+    options: {
+      k: { type: "string", default: "100" },
+      n: { type: "string", default: "2000" },
+      rounds: { type: "string", default: "5" },
+      rate: { type: "string", default: "0" },
+      idle: { type: "string", default: "0" },
+      keep: { type: "string" },
+    },
+  });
+  const k = Number(values.k), n = Number(values.n), rounds = Number(values.rounds);
+  const rate = Number(values.rate), idle = Number(values.idle);
+  const dir = await Deno.makeTempDir({ prefix: "mur-prof-" });
+  const profDir = values.keep ?? `${dir}/prof`;
+  await Deno.mkdir(profDir, { recursive: true });
+  const kind: MurTaskKind = { mode: "watch", n, rate, gateMs: 0 };
+  const manifest = await writeCapsule(dir, [kind]);
+  await Deno.mkdir(`${dir}/home`);
+  const lg = await Loadgen.start(1);
+  const s = await spawnReady({
+    name: "mur run",
+    cmd: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      ...(idle ? [] : ["--cpu-prof", `--cpu-prof-dir=${profDir}`]),
+      MAIN,
+      "run",
+      "--manifest",
+      manifest,
+      "--json",
+      "--workdir",
+      `${dir}/wd`,
+    ],
+    env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+  try {
+    const port = Number(String(s.ready.url).split(":").pop());
+    const request = {
+      path: "/",
+      headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": "999999999" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "murmur.WatchSession", params: {} }),
+    };
+    const base = { host: "127.0.0.1", port, preamble: 1, idleMs: 3000, timeoutMs: 60_000 };
+    if (idle) {
+      for (let i = 0; i < 2; i++) {
+        const before = rssBytes(s.pid);
+        await lg.hold({ ...base, k: idle, request });
+        await sleep(1000);
+        const after = rssBytes(s.pid);
+        console.log(`idle batch ${i + 1}: ${((after - before) / idle / 1024).toFixed(1)} KiB/conn`);
+      }
+      await lg.release();
+      return;
+    }
+    let seq = 0;
+    for (let r = 0; r < rounds; r++) {
+      const res = await lg.run({
+        ...base,
+        k,
+        request,
+        startMarker: '"frame":"text"',
+        endMarker: COMPLETED,
+        latency: rate > 0,
+        trigger: {
+          url: `http://127.0.0.1:${port}/`,
+          headers: HEADERS,
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: ++seq,
+            method: "SendMessage",
+            params: {
+              message: {
+                messageId: `p-${seq}`,
+                role: "ROLE_USER",
+                parts: [{ text: taskText(kind) }],
+              },
+              configuration: { returnImmediately: true },
+            },
+          }),
+        },
+      });
+      console.log(
+        `round ${r + 1}: ${Math.round(res.rate)} ev/s, min/client ${res.minPerClient}/${n}` +
+          (res.latency ? `, p50 ${res.latency.p50} p99 ${res.latency.p99}` : "") +
+          (res.ok ? "" : ` error ${res.error}`),
+      );
+    }
+    Deno.kill(s.pid, "SIGTERM");
+    await Promise.race([s.child.status, sleep(10_000)]);
+    for (const e of Deno.readDirSync(profDir)) {
+      if (!e.name.endsWith(".cpuprofile")) continue;
+      const p = JSON.parse(await Deno.readTextFile(`${profDir}/${e.name}`)) as Profile;
+      console.log(`\n${profDir}/${e.name}`);
+      for (const t of selfTimes(p).slice(0, 40)) {
+        console.log(`${t.ms.toFixed(0).padStart(7)} ms ${t.pct.toFixed(1).padStart(5)} %  ${t.fn}`);
+      }
+    }
+  } finally {
+    kill(s.pid);
+    await lg.stop();
+    if (!values.keep) await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) await main();
