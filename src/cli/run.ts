@@ -200,6 +200,11 @@ export async function runCommand(args: string[]): Promise<number> {
     holdCancelStatus: isHarnessDriver(driver),
     warn: (line) => console.error(line),
   });
+  if (Deno.env.get("MURMUR_DEBUG_SUBSCRIPTIONS")) {
+    // A debug line per change of the live subscription count (stream connections, SendMessage
+    // waits): what the reliability suite reads to prove disconnects leak nothing.
+    session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
+  }
   if (manifest.tools.some((t) => t.kind === "builtin" && t.name === "request-input")) {
     const tool = requestInputTool(
       session.registry,

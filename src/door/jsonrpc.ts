@@ -69,12 +69,38 @@ function validId(id: unknown): id is string | number {
 }
 
 /**
+ * JSON nested deeper than this is refused as unparsable (-32700) before it is parsed: parsing a
+ * deeply nested text costs time linear in its depth on the door's one thread (an 8 MiB body of
+ * `[` is about 4 million levels and seconds of stall for every other client), and no A2A
+ * message needs more than a few dozen. RFC 8259 §9 lets a parser limit nesting.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/** Does the JSON text nest arrays and objects deeper than `limit`? One pass, strings skipped. */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
+/**
  * Parses the body into an envelope. Throws `{id, error}` with -32700 / -32600; the id is echoed
  * when it was valid.
  */
 export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcError } {
   let value: unknown;
   try {
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new Error("nested too deep");
     value = JSON.parse(body);
   } catch {
     return { id: null, error: new RpcError(-32700, "Invalid JSON payload") };

@@ -225,9 +225,13 @@ function statusFilter(v: unknown): string | undefined {
 
 /** ProtoJSON int32: a JSON integer or a string of one. */
 function int32(v: unknown): number | null {
-  if (typeof v === "number" && Number.isInteger(v)) return v;
-  if (typeof v === "string" && /^-?\d{1,10}$/.test(v)) return Number(v);
-  return null;
+  const n = typeof v === "number"
+    ? v
+    : typeof v === "string" && /^-?\d{1,10}$/.test(v)
+    ? Number(v)
+    : NaN;
+  // Out of the int32 range is not an int32 (1e308 is an integer to JavaScript, not to ProtoJSON).
+  return Number.isInteger(n) && n >= -(2 ** 31) && n <= 2 ** 31 - 1 ? n : null;
 }
 
 /** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
@@ -235,7 +239,8 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d
 
 /** ListTasks (A2A v1.0, contract §5): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
-  const contextId = param(params, "contextId");
+  // ProtoJSON: a null field is an absent one (as for every other ListTasks field).
+  const contextId = param(params, "contextId") ?? undefined;
   if (contextId !== undefined && typeof contextId !== "string") {
     throw invalidParams("Invalid params: contextId must be a string");
   }

@@ -152,6 +152,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     if (declared !== null && Number(declared) > BODY_CAP_BYTES) return tooLarge();
     const bytes = await readCapped(req);
     if (bytes === "too-large") return tooLarge();
+    // The client closed before sending the body it announced: its fault, answered, not logged.
+    if (bytes === "cut") return bare(400);
     if (bytes.length === 0) return bare(404);
 
     let text: string;
@@ -326,13 +328,20 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
   };
 }
 
-async function readCapped(req: Request): Promise<Uint8Array | "too-large"> {
+async function readCapped(req: Request): Promise<Uint8Array | "too-large" | "cut"> {
   if (!req.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let n = 0;
   const reader = req.body.getReader();
   for (;;) {
-    const { done, value } = await reader.read();
+    let step: ReadableStreamReadResult<Uint8Array>;
+    try {
+      step = await reader.read();
+    } catch {
+      // The body ended before its Content-Length (or its chunked framing broke).
+      return "cut";
+    }
+    const { done, value } = step;
     if (done) break;
     n += value.length;
     if (n > BODY_CAP_BYTES) {

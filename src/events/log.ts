@@ -75,6 +75,12 @@ export class EventLog {
     return this.#subs.size;
   }
 
+  /**
+   * Told the live count each time a subscription opens or closes: the debug line behind
+   * `MURMUR_DEBUG_SUBSCRIPTIONS` (a leak shows as a count that does not come back down).
+   */
+  onSubscriptionCount: ((count: number) => void) | null = null;
+
   append(input: EventInput): LogEntry {
     if (this.#closed) throw new Error("event log is closed");
     const id = ++this.#count;
@@ -135,9 +141,14 @@ export class EventLog {
    * Subscribe before reading a snapshot, so no event between the two is lost.
    */
   subscribe(filter?: (e: LogEntry) => boolean, capacity?: number): Subscription {
-    const sub = new Subscription(filter, capacity, () => this.#subs.delete(sub));
+    const sub = new Subscription(filter, capacity, () => {
+      if (this.#subs.delete(sub)) this.onSubscriptionCount?.(this.#subs.size);
+    });
     if (this.#closed) sub.end();
-    else this.#subs.add(sub);
+    else {
+      this.#subs.add(sub);
+      this.onSubscriptionCount?.(this.#subs.size);
+    }
     return sub;
   }
 
