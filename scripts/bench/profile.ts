@@ -92,16 +92,18 @@ async function main() {
   });
   try {
     const port = Number(String(s.ready.url).split(":").pop());
-    const request = {
+    // Last-Event-ID: the newest id seen, so no round replays the one before.
+    let lastId = 0;
+    const watch = () => ({
       path: "/",
-      headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": "999999999" },
+      headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": String(lastId) },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "murmur.WatchSession", params: {} }),
-    };
+    });
     const base = { host: "127.0.0.1", port, preamble: 1, idleMs: 3000, timeoutMs: 60_000 };
     if (idle) {
       for (let i = 0; i < 2; i++) {
         const before = rssBytes(s.pid);
-        await lg.hold({ ...base, k: idle, request });
+        await lg.hold({ ...base, k: idle, request: watch() });
         await sleep(1000);
         const after = rssBytes(s.pid);
         console.log(`idle batch ${i + 1}: ${((after - before) / idle / 1024).toFixed(1)} KiB/conn`);
@@ -114,7 +116,7 @@ async function main() {
       const res = await lg.run({
         ...base,
         k,
-        request,
+        request: watch(),
         startMarker: '"frame":"text"',
         endMarker: COMPLETED,
         latency: rate > 0,
@@ -136,6 +138,7 @@ async function main() {
           }),
         },
       });
+      lastId = Math.max(lastId, res.maxId);
       console.log(
         `round ${r + 1}: ${Math.round(res.rate)} ev/s, min/client ${res.minPerClient}/${n}` +
           (res.latency ? `, p50 ${res.latency.p50} p99 ${res.latency.p99}` : "") +

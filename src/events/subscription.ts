@@ -2,10 +2,34 @@
  * One reader's view of the log: a bounded queue (128) that never blocks the log. When the reader
  * falls behind, the oldest queued events are dropped and counted, so the reader can be told
  * exactly how many it missed (`lagged`).
+ *
+ * A reader either waits (`wait()`, one promise per wake-up) or listens (`listen()`): a listener
+ * is told once per macrotask that events are queued, so a burst of events reaches it as one
+ * batch rather than one call per event — and at once, synchronously, when its queue fills to
+ * within `LISTEN_MARGIN` of the capacity, so a reader that keeps up never loses events because
+ * it was not scheduled in time.
  */
+import { setImmediate } from "node:timers";
 import type { LogEntry } from "./log.ts";
 
 export const SUBSCRIPTION_CAPACITY = 128;
+/** A listener is called synchronously once its queue holds capacity − this many events. */
+export const LISTEN_MARGIN = 32;
+
+/** A reader told when there is something to take (see the file comment). */
+export interface SubscriptionListener {
+  ready(): void;
+}
+
+// Listeners with events queued since the last macrotask: one setImmediate serves them all.
+let due: Subscription[] = [];
+let dueScheduled = false;
+function runDue(): void {
+  dueScheduled = false;
+  const list = due;
+  due = [];
+  for (const sub of list) sub.fire();
+}
 
 export class Subscription {
   #queue: LogEntry[] = [];
@@ -13,6 +37,9 @@ export class Subscription {
   #missed = 0;
   #ended = false;
   #wake: (() => void) | null = null;
+  #listener: SubscriptionListener | null = null;
+  #listenAt = 1;
+  #due = false;
 
   constructor(
     private readonly filter: ((e: LogEntry) => boolean) | undefined,
@@ -32,7 +59,42 @@ export class Subscription {
       }
     }
     this.#queue.push(entry);
+    if (this.#listener) {
+      if (this.#queue.length - this.#head >= this.#listenAt) this.#listener.ready();
+      else this.#schedule();
+    }
     this.#notify();
+  }
+
+  /**
+   * Tells `l` when events are queued: once per macrotask, or at once when the queue nears its
+   * capacity; and when the stream ends. `take()` what is there each time.
+   */
+  listen(l: SubscriptionListener): void {
+    this.#listener = l;
+    this.#listenAt = Math.max(1, this.capacity - LISTEN_MARGIN);
+    if (this.pending > 0 || this.#missed > 0 || this.#ended) this.#schedule();
+  }
+
+  /** Events dropped since the last take. */
+  get missed(): number {
+    return this.#missed;
+  }
+
+  /** The scheduled call (runDue): tells the listener, if it still listens. */
+  fire(): void {
+    this.#due = false;
+    this.#listener?.ready();
+  }
+
+  #schedule(): void {
+    if (this.#due) return;
+    this.#due = true;
+    due.push(this);
+    if (!dueScheduled) {
+      dueScheduled = true;
+      setImmediate(runDue);
+    }
   }
 
   /** Everything queued, and how many events were dropped before it since the last take. */
@@ -70,6 +132,7 @@ export class Subscription {
   end(): void {
     this.#ended = true;
     this.#notify();
+    this.#listener?.ready();
   }
 
   /** The reader is gone: stop receiving. */
@@ -77,6 +140,7 @@ export class Subscription {
     this.#ended = true;
     this.#queue = [];
     this.#head = 0;
+    this.#listener = null;
     this.onClose();
     this.#notify();
   }

@@ -1,26 +1,33 @@
 /**
  * A stream view: one SSE connection = a subscription + which events it sees + how each is framed
- * (seed 000). The bytes of an event's StreamResponse are shared by every connection; a connection
- * adds `id: N`, its own JSON-RPC envelope (the request's id) and the closing `}\n\n`, and writes
- * everything that queued up since its last write as one chunk.
+ * (seed 000). Numbered events are framed once per envelope by a shared `Wire` (wire.ts), so a
+ * connection writes runs of them without copying; only its unnumbered events (the opening task,
+ * connection-ack, gap, lagged, recovery) and heartbeats are its own bytes.
+ *
+ * Writing is push-driven and batched: the subscription tells the view once per macrotask that
+ * events are queued (or at once when its queue nears 128), and the view moves everything queued
+ * into its write buffer as one chunk. Nothing waits per event or per connection: no promise, no
+ * timer of its own (heartbeats come from one shared wheel, heartbeat.ts).
  */
 import type { StreamResponse, TaskState } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import { newId } from "../ids.ts";
 import type { ConnectionFrame } from "./frames.ts";
 import { STREAM_URI } from "./frames.ts";
+import { type Beating, type HeartbeatWheel, heartbeatWheel } from "./heartbeat.ts";
 import type { EventLog, LogEntry } from "./log.ts";
-import type { Subscription } from "./subscription.ts";
+import type { Subscription, SubscriptionListener } from "./subscription.ts";
+import { acquireWire, Chunk, releaseWire, TAIL, type Wire } from "./wire.ts";
 
 const enc = new TextEncoder();
-const TAIL = enc.encode("}\n\n");
 const HEARTBEAT = enc.encode(":heartbeat\n\n");
 
 /**
  * Bytes a connection may have handed to the HTTP layer but not yet written to its socket. The
- * writer drains its subscription into this buffer as events arrive (in microtasks, between the
- * producer's steps), so a reader that keeps up never depends on being scheduled before the next
- * 128 events; a reader that stops reading fills it, then its queue of 128, and then lags.
+ * view moves its subscription's queue into this buffer as events arrive (batched per macrotask,
+ * and synchronously before the queue of 128 could overflow), so a reader that keeps up never
+ * depends on being scheduled before the next 128 events; a reader that stops reading fills it,
+ * then its queue of 128, and then lags.
  */
 export const WRITE_BUFFER_BYTES = 256 * 1024;
 const WRITE_BUFFER: QueuingStrategy<Uint8Array> = {
@@ -62,35 +69,223 @@ export interface ViewOptions {
 
 /** Builds the SSE body for one connection. Call synchronously right after the task snapshot. */
 export function openView(o: ViewOptions): ReadableStream<Uint8Array> {
-  const head = enc.encode(`data: {"jsonrpc":"2.0","id":${JSON.stringify(o.requestId)},"result":`);
-  const taskId = o.taskId;
-  const sub: Subscription = o.log.subscribe(
-    taskId === undefined
-      ? undefined
-      : o.activated
-      ? (e) => e.taskId === taskId
-      : (e) => e.taskId === taskId && e.standard,
-  );
-  const prelude: Uint8Array[] = [];
-  let lastId = 0;
-  let lastState: TaskState | null = null;
-  let done = false;
-  let lostAny = false;
-  let heartbeatDue = false;
-  const pendingRecovery: StreamResponse[] = [];
-  let recoveryEnds = false;
+  return new ReadableStream<Uint8Array>(new View(o), WRITE_BUFFER);
+}
 
-  const unnumbered = (resp: StreamResponse): Uint8Array => {
-    return concat([head, enc.encode(JSON.stringify(resp)), TAIL]);
-  };
-  const connectionFrame = (frame: ConnectionFrame): StreamResponse => {
-    if (taskId !== undefined) {
+/** The connection: the ReadableStream's underlying source, the subscription's listener. */
+class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener, Beating {
+  hbDue = 0;
+  hbIndex = -1;
+  readonly #o: ViewOptions;
+  readonly #sub: Subscription;
+  readonly #wire: Wire;
+  #wheel: HeartbeatWheel | null = null;
+  #c: ReadableStreamDefaultController<Uint8Array> | null = null;
+  /** The opening events and replay, written first. */
+  #prelude: Uint8Array | null;
+  #lastId = 0;
+  #lastState: TaskState | null = null;
+  #done = false;
+  #closed = false;
+  #writing = false;
+  /** A write found the buffer full: the next pull (room again) writes. */
+  #blocked = false;
+  #lostAny = false;
+  #heartbeatDue = false;
+  #recovery: StreamResponse[] | null = null;
+  #recoveryEnds = false;
+
+  constructor(o: ViewOptions) {
+    this.#o = o;
+    const taskId = o.taskId;
+    this.#sub = o.log.subscribe(
+      taskId === undefined
+        ? undefined
+        : o.activated
+        ? (e) => e.taskId === taskId
+        : (e) => e.taskId === taskId && e.standard,
+    );
+    this.#wire = acquireWire(o.log, o.requestId, o.activated);
+    this.#prelude = this.#opening();
+    // A task stream of a task already ended (a replay held its end) has nothing live to wait for.
+    if (!this.#done && taskId !== undefined && o.opening && "task" in o.opening) {
+      if (isTerminal(o.opening.task.status.state)) this.#done = true;
+    }
+  }
+
+  // --- UnderlyingSource -------------------------------------------------------------------------
+
+  start(c: ReadableStreamDefaultController<Uint8Array>): void {
+    this.#c = c;
+    const prelude = this.#prelude;
+    this.#prelude = null;
+    if (prelude) c.enqueue(prelude);
+    if (this.#done) return this.#finish();
+    this.#wheel = heartbeatWheel(this.#o.heartbeatMs);
+    this.#wheel.add(this);
+    this.#sub.listen(this);
+  }
+
+  pull(): void {
+    // Called whenever the socket side wants more; only a write that found the buffer full is
+    // waiting for that. New events come through `ready()`, batched.
+    if (this.#blocked) {
+      this.#blocked = false;
+      this.#write();
+    }
+  }
+
+  cancel(): void {
+    this.#cleanup();
+  }
+
+  // --- SubscriptionListener / Beating -----------------------------------------------------------
+
+  ready(): void {
+    this.#write();
+  }
+
+  beat(): void {
+    this.#heartbeatDue = true;
+    // Lagged task streams check their task at each heartbeat (seed 000 "Events a connection
+    // misses").
+    if (this.#lostAny && this.#o.taskId !== undefined) this.#recoverLagged();
+    this.#write();
+  }
+
+  // --- writing ----------------------------------------------------------------------------------
+
+  /** Moves everything due (queued events, recovery, heartbeat) into the write buffer as one chunk. */
+  #write(): void {
+    const c = this.#c;
+    if (c === null || this.#closed || this.#writing) return;
+    if ((c.desiredSize ?? 0) <= 0) {
+      this.#blocked = true;
+      return;
+    }
+    this.#writing = true;
+    try {
+      const out = new Chunk();
+      const sub = this.#sub;
+      if (sub.pending > 0 || sub.missed > 0) {
+        const { entries, missed } = sub.take();
+        if (missed > 0) {
+          this.#lostAny = true;
+          this.#o.warn(`SSE broadcast lagged by ${missed} events`);
+          if (this.#o.activated) {
+            out.bytes(this.#unnumbered(this.#connectionFrame({ frame: "lagged", missed })));
+          }
+        }
+        for (const e of entries) {
+          if (e.id <= this.#lastId) continue;
+          if (this.#entry(e, out, true)) {
+            this.#done = true;
+            break;
+          }
+        }
+      }
+      if (!this.#done && this.#recovery !== null && this.#recovery.length) {
+        for (const r of this.#recovery.splice(0)) out.bytes(this.#unnumbered(r));
+        if (this.#recoveryEnds) this.#done = true;
+      }
+      if (this.#heartbeatDue) {
+        this.#heartbeatDue = false;
+        out.bytes(HEARTBEAT);
+      }
+      if (!out.empty) {
+        try {
+          for (const b of out.take()) c.enqueue(b);
+        } catch {
+          // The client is gone (the stream was canceled under us).
+          return this.#cleanup();
+        }
+      }
+      // The session's event stream ended (the capsule is exiting): flushed, now close.
+      if (this.#done || (sub.ended && sub.pending === 0)) this.#finish();
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  /** Frames one numbered event into `out`; returns whether it ends the stream. */
+  #entry(e: LogEntry, out: Chunk, live: boolean): boolean {
+    const f = this.#wire.frame(e);
+    if (f === null) return false;
+    out.frame(f);
+    this.#lastId = e.id;
+    this.#lastState = e.state;
+    if (this.#o.taskId === undefined) return false;
+    if (e.terminal) return true;
+    return live && this.#o.kind === "send" && e.inputRequired;
+  }
+
+  /** The opening events, all decided now, before anything else can be appended. */
+  #opening(): Uint8Array | null {
+    const o = this.#o;
+    const out = new Chunk();
+    if (o.opening) {
+      out.bytes(this.#unnumbered(o.opening));
+      const t = "task" in o.opening ? o.opening.task : undefined;
+      if (t) this.#lastState = t.status.state;
+    }
+    if (o.kind === "watch") {
+      out.bytes(this.#unnumbered(this.#connectionFrame({
+        frame: "connection-ack",
+        role: "observer",
+        conversationMode: o.conversationMode ?? "stateless",
+      })));
+    }
+    const replayFrom = o.kind === "watch" ? (o.lastEventId ?? 0) : o.lastEventId;
+    if (replayFrom !== undefined) {
+      const replay = o.log.replay(replayFrom);
+      if (replay.gap !== null && o.activated) {
+        out.bytes(this.#unnumbered(this.#connectionFrame({
+          frame: "gap",
+          firstAvailableId: replay.gap,
+        })));
+      }
+      // Framed here rather than on the shared wire: a replay is read once, by this connection.
+      const wire = this.#wire;
+      const frames: Uint8Array[] = [];
+      for (const e of replay.entries) {
+        if (o.taskId !== undefined && e.taskId !== o.taskId) continue;
+        const body = o.activated ? e.activated : e.plain;
+        if (!body) continue;
+        frames.push(e.idLine, wire.head, body, TAIL);
+        this.#lastId = e.id;
+        this.#lastState = e.state;
+        if (o.taskId !== undefined && e.terminal) {
+          this.#done = true;
+          break;
+        }
+      }
+      if (frames.length) out.bytes(concat(frames));
+    }
+    return out.empty ? null : concat(out.take());
+  }
+
+  #unnumbered(resp: StreamResponse): Uint8Array {
+    const head = this.#wire.head;
+    const body = enc.encode(JSON.stringify(resp));
+    const out = new Uint8Array(head.length + body.length + TAIL.length);
+    out.set(head, 0);
+    out.set(body, head.length);
+    out.set(TAIL, head.length + body.length);
+    return out;
+  }
+
+  #connectionFrame(frame: ConnectionFrame): StreamResponse {
+    const o = this.#o;
+    if (o.taskId !== undefined) {
       // Task-stream gap / lagged: a statusUpdate repeating the state the connection last wrote.
       return {
         statusUpdate: {
-          taskId,
+          taskId: o.taskId,
           contextId: contextOf(o.opening),
-          status: { state: lastState ?? "TASK_STATE_WORKING", timestamp: new Date().toISOString() },
+          status: {
+            state: this.#lastState ?? "TASK_STATE_WORKING",
+            timestamp: new Date().toISOString(),
+          },
           metadata: { [STREAM_URI]: frame },
         },
       };
@@ -103,138 +298,36 @@ export function openView(o: ViewOptions): ReadableStream<Uint8Array> {
         metadata: { [STREAM_URI]: frame },
       },
     };
-  };
-  /** Frames one numbered event; returns whether it ends the stream. */
-  const writeEntry = (e: LogEntry, out: Uint8Array[], live: boolean): boolean => {
-    const body = o.activated ? e.activated : e.plain;
-    if (!body) return false;
-    out.push(e.idLine, head, body, TAIL);
-    lastId = e.id;
-    lastState = e.state;
-    if (taskId === undefined) return false;
-    if (e.terminal) return true;
-    return live && o.kind === "send" && e.inputRequired;
-  };
+  }
 
-  // The opening events, all decided now, before anything else can be appended.
-  if (o.opening) {
-    prelude.push(unnumbered(o.opening));
-    const t = "task" in o.opening ? o.opening.task : undefined;
-    if (t) lastState = t.status.state;
-  }
-  if (o.kind === "watch") {
-    prelude.push(unnumbered(connectionFrame({
-      frame: "connection-ack",
-      role: "observer",
-      conversationMode: o.conversationMode ?? "stateless",
-    })));
-  }
-  const replayFrom = o.kind === "watch" ? (o.lastEventId ?? 0) : o.lastEventId;
-  if (replayFrom !== undefined) {
-    const replay = o.log.replay(replayFrom);
-    if (replay.gap !== null && o.activated) {
-      prelude.push(unnumbered(connectionFrame({ frame: "gap", firstAvailableId: replay.gap })));
-    }
-    for (const e of replay.entries) {
-      if (taskId !== undefined && e.taskId !== taskId) continue;
-      if (writeEntry(e, prelude, false)) {
-        done = true;
-        break;
-      }
+  #recoverLagged(): void {
+    const probe = this.#o.probe;
+    if (!probe || (this.#recovery !== null && this.#recovery.length)) return;
+    const state = probe.state();
+    if (isTerminal(state)) {
+      this.#recovery = probe.ending();
+      this.#recoveryEnds = true;
+    } else if (state === "TASK_STATE_INPUT_REQUIRED" && this.#o.kind === "send") {
+      this.#recovery = [probe.inputRequired()];
+      this.#recoveryEnds = true;
     }
   }
-  // A task stream of a task already ended (a replay held its end) has nothing live to wait for.
-  if (!done && taskId !== undefined && o.opening && "task" in o.opening) {
-    if (isTerminal(o.opening.task.status.state)) done = true;
-  }
 
-  let timer: ReturnType<typeof setInterval> | undefined;
-  return new ReadableStream<Uint8Array>({
-    start() {
-      if (!done) {
-        timer = setInterval(() => {
-          heartbeatDue = true;
-          if (lostAny && taskId !== undefined) recoverLagged();
-          sub.wakeUp();
-        }, o.heartbeatMs);
-      }
-    },
-    async pull(controller) {
-      for (;;) {
-        const out: Uint8Array[] = [];
-        if (prelude.length) out.push(...prelude.splice(0));
-        if (done) {
-          if (out.length) controller.enqueue(concat(out));
-          finish(controller);
-          return;
-        }
-        const { entries, missed } = sub.take();
-        if (missed > 0) {
-          lostAny = true;
-          o.warn(`SSE broadcast lagged by ${missed} events`);
-          if (o.activated) out.push(unnumbered(connectionFrame({ frame: "lagged", missed })));
-        }
-        for (const e of entries) {
-          if (e.id <= lastId) continue;
-          if (writeEntry(e, out, true)) {
-            done = true;
-            break;
-          }
-        }
-        if (!done && pendingRecovery.length) {
-          for (const r of pendingRecovery.splice(0)) out.push(unnumbered(r));
-          if (recoveryEnds) done = true;
-        }
-        if (heartbeatDue) {
-          heartbeatDue = false;
-          out.push(HEARTBEAT);
-        }
-        if (out.length) {
-          controller.enqueue(out.length === 1 ? out[0] : concat(out));
-          if (done) finish(controller);
-          return;
-        }
-        if (sub.ended) {
-          // The session's event stream ended (the capsule is exiting): flush and close.
-          finish(controller);
-          return;
-        }
-        await sub.wait();
-      }
-    },
-    cancel() {
-      cleanup();
-    },
-  }, WRITE_BUFFER);
-
-  function cleanup() {
-    if (timer !== undefined) clearInterval(timer);
-    timer = undefined;
-    sub.close();
-  }
-
-  function finish(controller: ReadableStreamDefaultController<Uint8Array>) {
-    cleanup();
+  #finish(): void {
+    this.#cleanup();
     try {
-      controller.close();
+      this.#c?.close();
     } catch {
       // already closed by a disconnect
     }
   }
 
-  // Lagged task streams check their task at each heartbeat (seed 000 "Events a connection misses").
-
-  function recoverLagged() {
-    const probe = o.probe;
-    if (!probe || pendingRecovery.length) return;
-    const state = probe.state();
-    if (isTerminal(state)) {
-      pendingRecovery.push(...probe.ending());
-      recoveryEnds = true;
-    } else if (state === "TASK_STATE_INPUT_REQUIRED" && o.kind === "send") {
-      pendingRecovery.push(probe.inputRequired());
-      recoveryEnds = true;
-    }
+  #cleanup(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#wheel?.remove(this);
+    this.#sub.close();
+    releaseWire(this.#o.log, this.#wire);
   }
 }
 
@@ -244,13 +337,14 @@ function contextOf(opening: StreamResponse | undefined): string {
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
   let n = 0;
   for (const p of parts) n += p.length;
   const out = new Uint8Array(n);
-  let off = 0;
+  let at = 0;
   for (const p of parts) {
-    out.set(p, off);
-    off += p.length;
+    out.set(p, at);
+    at += p.length;
   }
   return out;
 }

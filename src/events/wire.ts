@@ -1,0 +1,177 @@
+/**
+ * Numbered events framed for the wire (seed 000 event form), shared by every connection with the
+ * same envelope: `id: N\n`, `data: {"jsonrpc":"2.0","id":<request id>,"result":`, the event's
+ * StreamResponse (serialized once, by the log), `}\n\n`.
+ *
+ * Connections that echo the same request id with the same activation share one Wire, so an
+ * event is framed once for all of them however many there are. Frames are written back to back
+ * into blocks, in the order connections first ask for them (which is event order), so a
+ * connection that writes a run of consecutive events hands the socket one subarray and copies
+ * nothing.
+ */
+import type { EventLog, LogEntry } from "./log.ts";
+
+const enc = new TextEncoder();
+export const TAIL = enc.encode("}\n\n");
+
+/**
+ * Frames remembered per wire, by id. A subscription only ever holds the newest 128 events it
+ * accepts, so every connection of a wire asks for frames among the newest of them; a frame asked
+ * for after it was forgotten is simply framed again.
+ */
+const RECENT = 256;
+/** Blocks start small (a quiet wire holds little) and double up to this size. */
+const MIN_BLOCK = 1024;
+const MAX_BLOCK = 64 * 1024;
+/** Parts of a chunk smaller than this are copied together rather than enqueued alone. */
+const COPY_BELOW = 4096;
+/** A frame this large gets a buffer of its own rather than a block's tail. */
+const OWN_BUFFER = 16 * 1024;
+
+export class Wire {
+  /** `data: {"jsonrpc":"2.0","id":<id>,"result":` */
+  readonly head: Uint8Array;
+  /** Connections using this wire (it is dropped at zero). */
+  refs = 0;
+  #ids: Float64Array | null = null;
+  #frames: (Uint8Array | undefined)[] | null = null;
+  #block: Uint8Array | null = null;
+  #used = 0;
+  #nextBlock = MIN_BLOCK;
+
+  constructor(readonly key: string, requestId: string | number, readonly activated: boolean) {
+    this.head = enc.encode(`data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`);
+  }
+
+  /** The event's bytes on this wire, or null when its connections do not see it (plain + murmur). */
+  frame(e: LogEntry): Uint8Array | null {
+    const body = this.activated ? e.activated : e.plain;
+    if (!body) return null;
+    const slot = e.id % RECENT;
+    if (this.#ids === null) {
+      this.#ids = new Float64Array(RECENT);
+      this.#frames = new Array(RECENT);
+    } else if (this.#ids[slot] === e.id) return this.#frames![slot]!;
+    const f = this.#alloc(e.idLine.length + this.head.length + body.length + TAIL.length);
+    let at = 0;
+    f.set(e.idLine, at);
+    at += e.idLine.length;
+    f.set(this.head, at);
+    at += this.head.length;
+    f.set(body, at);
+    f.set(TAIL, at + body.length);
+    this.#ids[slot] = e.id;
+    this.#frames![slot] = f;
+    return f;
+  }
+
+  #alloc(n: number): Uint8Array {
+    if (n > OWN_BUFFER) return new Uint8Array(n);
+    if (this.#block === null || this.#used + n > this.#block.length) {
+      this.#block = new Uint8Array(this.#nextBlock);
+      this.#nextBlock = Math.min(MAX_BLOCK, this.#nextBlock * 2);
+      this.#used = 0;
+    }
+    const f = this.#block.subarray(this.#used, this.#used + n);
+    this.#used += n;
+    return f;
+  }
+}
+
+const wires = new WeakMap<EventLog, Map<string, Wire>>();
+
+/** The wire for connections of `log` echoing `requestId`; release it when the connection ends. */
+export function acquireWire(
+  log: EventLog,
+  requestId: string | number,
+  activated: boolean,
+): Wire {
+  let byKey = wires.get(log);
+  if (!byKey) wires.set(log, byKey = new Map());
+  const key = (activated ? "a" : "p") + JSON.stringify(requestId);
+  let w = byKey.get(key);
+  if (!w) byKey.set(key, w = new Wire(key, requestId, activated));
+  w.refs++;
+  return w;
+}
+
+export function releaseWire(log: EventLog, w: Wire): void {
+  if (--w.refs > 0) return;
+  const byKey = wires.get(log);
+  if (byKey?.get(w.key) === w) byKey.delete(w.key);
+}
+
+/**
+ * Collects what one write hands the socket: runs of frames that lie back to back in a block
+ * become one subarray; anything else is copied into one buffer at the end.
+ */
+export class Chunk {
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  #buf: ArrayBufferLike | null = null;
+  #start = 0;
+  #end = 0;
+
+  get empty(): boolean {
+    return this.#size === 0;
+  }
+
+  /** A frame that may continue the current run. */
+  frame(f: Uint8Array): void {
+    this.#size += f.byteLength;
+    const buf = f.buffer;
+    if (buf === this.#buf && f.byteOffset === this.#end) {
+      this.#end += f.byteLength;
+      return;
+    }
+    this.#endRun();
+    this.#buf = buf;
+    this.#start = f.byteOffset;
+    this.#end = f.byteOffset + f.byteLength;
+  }
+
+  /** Bytes of their own (an unnumbered event, a heartbeat). */
+  bytes(b: Uint8Array): void {
+    this.#endRun();
+    this.#parts.push(b);
+    this.#size += b.byteLength;
+  }
+
+  /**
+   * What to enqueue, in order: runs of at least `COPY_BELOW` bytes as they are, smaller
+   * neighbours copied together (a copy costs less than a chunk for so few bytes).
+   */
+  take(): Uint8Array[] {
+    this.#endRun();
+    const parts = this.#parts;
+    if (parts.length === 1) return parts;
+    const out: Uint8Array[] = [];
+    let i = 0;
+    while (i < parts.length) {
+      if (parts[i].byteLength >= COPY_BELOW) {
+        out.push(parts[i++]);
+        continue;
+      }
+      let j = i, n = 0;
+      while (j < parts.length && parts[j].byteLength < COPY_BELOW) n += parts[j++].byteLength;
+      if (j - i === 1) out.push(parts[i]);
+      else {
+        const b = new Uint8Array(n);
+        let at = 0;
+        for (let k = i; k < j; k++) {
+          b.set(parts[k], at);
+          at += parts[k].byteLength;
+        }
+        out.push(b);
+      }
+      i = j;
+    }
+    return out;
+  }
+
+  #endRun(): void {
+    if (this.#buf === null) return;
+    this.#parts.push(new Uint8Array(this.#buf, this.#start, this.#end - this.#start));
+    this.#buf = null;
+  }
+}
