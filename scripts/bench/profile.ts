@@ -145,6 +145,8 @@ async function main() {
           (res.ok ? "" : ` error ${res.error}`),
       );
     }
+    const lagged = s.stderr().split("\n").filter((l) => l.includes("lagged"));
+    if (lagged.length) console.log(`${lagged.length} lagged line(s), e.g. ${lagged[0]}`);
     Deno.kill(s.pid, "SIGTERM");
     await Promise.race([s.child.status, sleep(10_000)]);
     for (const e of Deno.readDirSync(profDir)) {

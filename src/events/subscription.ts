@@ -5,9 +5,9 @@
  *
  * A reader either waits (`wait()`, one promise per wake-up) or listens (`listen()`): a listener
  * is told once per macrotask that events are queued, so a burst of events reaches it as one
- * batch rather than one call per event — and at once, synchronously, when its queue fills to
- * within `LISTEN_MARGIN` of the capacity, so a reader that keeps up never loses events because
- * it was not scheduled in time.
+ * batch rather than one call per event — and also at once, synchronously ("urgent"), each time
+ * its queue fills to within `LISTEN_MARGIN` of the capacity, so a reader that keeps up never
+ * loses events because it was not scheduled in time.
  */
 import { setImmediate } from "node:timers";
 import type { LogEntry } from "./log.ts";
@@ -18,7 +18,11 @@ export const LISTEN_MARGIN = 32;
 
 /** A reader told when there is something to take (see the file comment). */
 export interface SubscriptionListener {
-  ready(): void;
+  /**
+   * `urgent`: the queue is about to overflow — take now, even mid-burst. Otherwise this is the
+   * once-per-macrotask call (or the stream's end): the burst is over, write it out.
+   */
+  ready(urgent: boolean): void;
 }
 
 // Listeners with events queued since the last macrotask: one setImmediate serves them all.
@@ -60,8 +64,8 @@ export class Subscription {
     }
     this.#queue.push(entry);
     if (this.#listener) {
-      if (this.#queue.length - this.#head >= this.#listenAt) this.#listener.ready();
-      else this.#schedule();
+      this.#schedule();
+      if (this.#queue.length - this.#head >= this.#listenAt) this.#listener.ready(true);
     }
     this.#notify();
   }
@@ -84,7 +88,7 @@ export class Subscription {
   /** The scheduled call (runDue): tells the listener, if it still listens. */
   fire(): void {
     this.#due = false;
-    this.#listener?.ready();
+    this.#listener?.ready(false);
   }
 
   #schedule(): void {
@@ -132,7 +136,7 @@ export class Subscription {
   end(): void {
     this.#ended = true;
     this.#notify();
-    this.#listener?.ready();
+    this.#listener?.ready(false);
   }
 
   /** The reader is gone: stop receiving. */

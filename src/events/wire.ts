@@ -103,7 +103,7 @@ export function releaseWire(log: EventLog, w: Wire): void {
 
 /**
  * Collects what one write hands the socket: runs of frames that lie back to back in a block
- * become one subarray; anything else is copied into one buffer at the end.
+ * become one subarray; small loose bytes are copied together. `take()` empties it.
  */
 export class Chunk {
   #parts: Uint8Array[] = [];
@@ -114,6 +114,11 @@ export class Chunk {
 
   get empty(): boolean {
     return this.#size === 0;
+  }
+
+  /** Bytes collected so far. */
+  get size(): number {
+    return this.#size;
   }
 
   /** A frame that may continue the current run. */
@@ -144,6 +149,8 @@ export class Chunk {
   take(): Uint8Array[] {
     this.#endRun();
     const parts = this.#parts;
+    this.#parts = [];
+    this.#size = 0;
     if (parts.length === 1) return parts;
     const out: Uint8Array[] = [];
     let i = 0;

@@ -14,7 +14,12 @@ Deno.test("listener: a burst appended within one macrotask is one call, after th
   const log = new EventLog();
   const sub = log.subscribe();
   let calls = 0;
-  sub.listen({ ready: () => calls++ });
+  sub.listen({
+    ready(urgent) {
+      assert.equal(urgent, false, "below the threshold: only the end-of-burst call");
+      calls++;
+    },
+  });
   appendMany(log, 50);
   assert.equal(calls, 0, "not called per event, nor synchronously below the threshold");
   await macrotask();
@@ -31,7 +36,8 @@ Deno.test("listener: called synchronously at capacity − margin, so a reader th
   const got: number[] = [];
   const pendingAtCall: number[] = [];
   sub.listen({
-    ready() {
+    ready(urgent) {
+      assert.ok(urgent, "mid-burst calls are urgent");
       pendingAtCall.push(sub.pending);
       const t = sub.take();
       assert.equal(t.missed, 0);
@@ -44,6 +50,23 @@ Deno.test("listener: called synchronously at capacity − margin, so a reader th
   for (const p of pendingAtCall) assert.equal(p, at);
   got.push(...ids(sub.take().entries));
   assertEquals(got, range(1, 1000));
+  sub.close();
+});
+
+Deno.test("listener: after urgent takes, the burst still ends with one non-urgent call", async () => {
+  const log = new EventLog();
+  const sub = log.subscribe();
+  const calls: boolean[] = [];
+  sub.listen({
+    ready(urgent) {
+      calls.push(urgent);
+      sub.take();
+    },
+  });
+  appendMany(log, 200);
+  assertEquals(calls, [true, true]);
+  await macrotask();
+  assertEquals(calls, [true, true, false], "the write-out call comes even with nothing queued");
   sub.close();
 });
 
