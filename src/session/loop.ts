@@ -393,7 +393,7 @@ export class TaskLoop {
   }
 
   /** `transport: process`: the harness runs the whole attempt (harness_attempt.ts). */
-  #harness(
+  async #harness(
     driver: HarnessDriver,
     task: TaskRecord,
     messages: ConversationMessage[],
@@ -405,6 +405,41 @@ export class TaskLoop {
     // The harness keeps the conversation: it gets only the newest user message (the task, or
     // the reopen feedback).
     const last = messages[messages.length - 1];
+    const end = await this.#harnessRun(driver, task, c, taskEvt, hookFrames, reopenCount, last);
+    // lifecycle.keep_working: the harness ended its run early; resume its session with the
+    // message, as the http loop sends it after a turn that ends without tool calls.
+    const kw = this.d.manifest.lifecycle.keepWorking;
+    if (
+      kw && end.kind === "completed" &&
+      !(kw.until !== undefined && (end.reply ?? "").includes(kw.until)) &&
+      c.nudges < kw.limit && c.turns < this.d.manifest.inference.maxTurns &&
+      !task.abort.signal.aborted
+    ) {
+      c.nudges++;
+      this.d.trace.write("keep_working", taskEvt, {
+        task_id: task.id,
+        turn: c.turns - 1,
+        nudge_number: c.nudges,
+        limit: kw.limit,
+      });
+      this.d.registry.status(task, "TASK_STATE_WORKING", `keep working ${c.nudges} of ${kw.limit}`);
+      messages.push({ role: "user", content: kw.message });
+      hookFrames.length = 0;
+      // A continued attempt resumes the task's own harness session, as a reopened one does.
+      return await this.#harness(driver, task, messages, c, taskEvt, hookFrames, reopenCount + 1);
+    }
+    return end;
+  }
+
+  #harnessRun(
+    driver: HarnessDriver,
+    task: TaskRecord,
+    c: TaskCounters,
+    taskEvt: string,
+    hookFrames: ArtifactFrame[],
+    reopenCount: number,
+    last: ConversationMessage | undefined,
+  ): Promise<AttemptEnd> {
     return runHarnessAttempt({
       manifest: this.d.manifest,
       registry: this.d.registry,
