@@ -57,6 +57,18 @@ export function responseInput(task: TaskIds, artifact: Artifact, state: TaskStat
   };
 }
 
+// A flood writes many frames in the same millisecond: format each millisecond's timestamp once
+// (Date#toISOString costs more than the rest of building a frame's carrier).
+let isoMs = Number.NaN;
+let isoText = "";
+function isoAt(ms: number): string {
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = timestamp(ms);
+  }
+  return isoText;
+}
+
 /** A task frame in its carrier: a statusUpdate repeating the state, no message. */
 export function frameInput(
   task: TaskIds,
@@ -72,7 +84,7 @@ export function frameInput(
       statusUpdate: {
         taskId: task.id,
         contextId: task.contextId,
-        status: { state, timestamp: timestamp(now) },
+        status: { state, timestamp: isoAt(now) },
         metadata: { [STREAM_URI]: frame },
       },
     },

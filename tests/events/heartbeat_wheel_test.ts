@@ -44,7 +44,7 @@ Deno.test("heartbeat wheel: every interval from each connection's own start, one
   const at = (n: string) => log.filter(([x]) => x === n).map(([, t]) => t);
   const aT = at("a"), bT = at("b"), cT = at("c");
   // Timers run late on a loaded machine, never early: bound the counts by the time elapsed.
-  assert.ok(aT.length >= 1 && aT.length <= Math.floor(aT.at(-1)! / ms), `a: ${aT}`);
+  assert.ok(aT.length >= 1 && aT.length <= Math.floor((aT.at(-1)! + 2) / ms), `a: ${aT}`);
   assert.equal(cT.length, 2);
   for (let i = 0; i < aT.length; i++) {
     assert.ok(aT[i] >= (i + 1) * ms - 2, `a's beat ${i + 1} at ${aT[i]} ms`);
@@ -65,7 +65,7 @@ Deno.test("heartbeat wheel: many connections share one timer and each beats once
   await new Promise((r) => setTimeout(r, 2 * ms + 15));
   const elapsed = performance.now() - t0;
   for (const c of conns) wheel.remove(c);
-  const most = Math.floor(elapsed / ms);
+  const most = Math.floor((elapsed + 2) / ms);
   for (const c of conns) {
     assert.ok(
       c.beats >= 1 && c.beats <= most,
