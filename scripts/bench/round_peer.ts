@@ -166,6 +166,15 @@ export async function roundPeer(ctx: Ctx): Promise<void> {
               request: subscribe(id),
               trigger: start(id, plan.stallN, 0, "meta"),
             }),
+          async () => {
+            const warm = await newTask();
+            return lg.run({
+              ...base,
+              k: 1,
+              request: subscribe(warm),
+              trigger: start(warm, plan.stallN, 0, "meta"),
+            });
+          },
         ),
       );
     });

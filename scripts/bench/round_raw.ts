@@ -106,6 +106,7 @@ export async function roundRaw(ctx: Ctx): Promise<void> {
           port,
           request,
           () => lg.run({ ...base, k: 1, trigger: start(plan.stallN, 0) }),
+          () => lg.run({ ...base, k: 1, trigger: start(plan.stallN, 0) }),
         ),
       );
     });
