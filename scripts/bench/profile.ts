@@ -5,7 +5,7 @@
  * function aggregated from the .cpuprofile (top 40).
  *
  *   deno run -A scripts/bench/profile.ts [--k 100] [--n 2000] [--rounds 5] [--rate 0]
- *                                        [--idle 0] [--keep DIR]
+ *                                        [--idle 0] [--keep DIR] [--noprof]
  *
  * `--idle K` instead holds K idle WatchSession connections open for 2 s and prints the RSS
  * growth per connection (a quick look at idle memory without the whole bench).
@@ -60,6 +60,7 @@ async function main() {
       rate: { type: "string", default: "0" },
       idle: { type: "string", default: "0" },
       keep: { type: "string" },
+      noprof: { type: "boolean", default: false },
     },
   });
   const k = Number(values.k), n = Number(values.n), rounds = Number(values.rounds);
@@ -77,7 +78,7 @@ async function main() {
       Deno.execPath(),
       "run",
       "-A",
-      ...(idle ? [] : ["--cpu-prof", `--cpu-prof-dir=${profDir}`]),
+      ...(idle || values.noprof ? [] : ["--cpu-prof", `--cpu-prof-dir=${profDir}`]),
       MAIN,
       "run",
       "--manifest",

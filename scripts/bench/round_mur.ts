@@ -185,6 +185,19 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       );
       seen(r.maxId);
     });
+    // Then a flood at the largest K, as every server gets: a fresh process's first floods run
+    // its code cold (mur's first K=100 flood of a process measured at a third of its fourth).
+    if (warmed) {
+      const kMax = Math.max(...plan.ks);
+      const n = plan.floodN[kMax];
+      const r = await lg.run({
+        ...base,
+        k: kMax,
+        request: watch(),
+        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
+      });
+      seen(r.maxId);
+    }
     if (!warmed) {
       const why = res.why("mur-watch", "tp1") ?? "the warm-up stream failed";
       for (const c of ["mur-watch", "mur-sub"] as Column[]) {

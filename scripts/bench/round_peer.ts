@@ -90,9 +90,19 @@ export async function roundPeer(ctx: Ctx): Promise<void> {
     });
     const base = { host, port, preamble: 1, endMarker: COMPLETED, timeoutMs: 60_000 };
 
+    // Warm the code paths before anything is read: one stream, then a flood at the largest K,
+    // as every server gets.
     {
       const id = await newTask();
       await lg.run({ ...base, k: 1, request: subscribe(id), trigger: start(id, 500, 0, "meta") });
+      const kMax = Math.max(...plan.ks);
+      const big = await newTask();
+      await lg.run({
+        ...base,
+        k: kMax,
+        request: subscribe(big),
+        trigger: start(big, plan.floodN[kMax], 0, "meta"),
+      });
     }
 
     await attempt(ctx, [["peer-msg", "idleKiB"], ["peer-meta", "idleKiB"]], async () => {
