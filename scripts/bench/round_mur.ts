@@ -185,19 +185,6 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       );
       seen(r.maxId);
     });
-    // Then a flood at the largest K, as every server gets: a fresh process's first floods run
-    // its code cold (mur's first K=100 flood of a process measured at a third of its fourth).
-    if (warmed) {
-      const kMax = Math.max(...plan.ks);
-      const n = plan.floodN[kMax];
-      const r = await lg.run({
-        ...base,
-        k: kMax,
-        request: watch(),
-        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
-      });
-      seen(r.maxId);
-    }
     if (!warmed) {
       const why = res.why("mur-watch", "tp1") ?? "the warm-up stream failed";
       for (const c of ["mur-watch", "mur-sub"] as Column[]) {
@@ -214,6 +201,21 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       );
     });
     res.note("mur-sub", "idleKiB", "measured on WatchSession (left column)");
+
+    // Then a flood at the largest K, as every server gets (a fresh process's first K=100 flood
+    // runs its code cold: measured at a third of its fourth) — after the idle measure, whose
+    // connections would otherwise reuse the memory the flood's connections left behind.
+    {
+      const kMax = Math.max(...plan.ks);
+      const n = plan.floodN[kMax];
+      const r = await lg.run({
+        ...base,
+        k: kMax,
+        request: watch(),
+        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
+      });
+      seen(r.maxId);
+    }
 
     for (const k of plan.ks) {
       const m = `tp${k}` as "tp1";

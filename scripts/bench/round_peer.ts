@@ -90,19 +90,9 @@ export async function roundPeer(ctx: Ctx): Promise<void> {
     });
     const base = { host, port, preamble: 1, endMarker: COMPLETED, timeoutMs: 60_000 };
 
-    // Warm the code paths before anything is read: one stream, then a flood at the largest K,
-    // as every server gets.
     {
       const id = await newTask();
       await lg.run({ ...base, k: 1, request: subscribe(id), trigger: start(id, 500, 0, "meta") });
-      const kMax = Math.max(...plan.ks);
-      const big = await newTask();
-      await lg.run({
-        ...base,
-        k: kMax,
-        request: subscribe(big),
-        trigger: start(big, plan.floodN[kMax], 0, "meta"),
-      });
     }
 
     await attempt(ctx, [["peer-msg", "idleKiB"], ["peer-meta", "idleKiB"]], async () => {
@@ -118,6 +108,19 @@ export async function roundPeer(ctx: Ctx): Promise<void> {
       })
         .then((r) => r.body?.cancel());
     });
+
+    // Then a flood at the largest K, as every server gets — after the idle measure, whose
+    // connections would otherwise reuse the memory the flood's connections left behind.
+    {
+      const kMax = Math.max(...plan.ks);
+      const big = await newTask();
+      await lg.run({
+        ...base,
+        k: kMax,
+        request: subscribe(big),
+        trigger: start(big, plan.floodN[kMax], 0, "meta"),
+      });
+    }
 
     for (const mode of ["meta", "msg"] as const) {
       const col: Column = mode === "msg" ? "peer-msg" : "peer-meta";

@@ -52,15 +52,16 @@ export async function roundRaw(ctx: Ctx): Promise<void> {
     });
     const base = { host, port, request, preamble: 0, endMarker: COMPLETED, timeoutMs: 30_000 };
 
-    // Warm the code paths (and wait out the buffer's pre-build) before anything is read: one
-    // stream, then a flood at the largest K, as every server gets.
+    // Warm the code paths (and wait out the buffer's pre-build) before anything is read.
     await lg.run({ ...base, k: 1, trigger: start(1000, 0) });
-    const kMax = Math.max(...plan.ks);
-    await lg.run({ ...base, k: kMax, trigger: start(rawFloodN(plan, kMax), 0) });
 
     await attempt(ctx, [["raw", "idleKiB"]], async () => {
       res.add("raw", "idleKiB", await idleKiB(ctx, s.pid, { ...base, k: plan.idle }));
     });
+    // Then a flood at the largest K, as every server gets — after the idle measure, whose
+    // connections would otherwise reuse the memory the flood's connections left behind.
+    const kMax = Math.max(...plan.ks);
+    await lg.run({ ...base, k: kMax, trigger: start(rawFloodN(plan, kMax), 0) });
     for (const k of plan.ks) {
       const m = `tp${k}` as "tp1";
       await attempt(ctx, [["raw", m]], async () => {
