@@ -14,6 +14,8 @@ export interface MurOptions {
   /** An existing capsule folder (written by an earlier start) instead of a new one. */
   dir?: string;
   denoArgs?: string[];
+  /** The entry script (default main.ts): a wrapper can instrument the process. */
+  main?: string;
   /** ms to wait for the readiness line. */
   readyMs?: number;
 }
@@ -30,8 +32,8 @@ export interface Mur {
   stdoutText(): string;
   /** Resolves with the first stderr line (past or future) matching, or rejects after `ms`. */
   waitStderr(pred: (line: string) => boolean, ms: number, from?: number): Promise<string>;
-  /** The last `debug: subscriptions <n>` count (the variable must be set), or null. */
-  subscriptions(): number | null;
+  /** The live subscription count from the last `debug: subscriptions <n>` line (0 before any). */
+  subscriptions(): number;
   /** Waits until the live subscription count is `n`; throws with the last count after `ms`. */
   waitSubscriptions(n: number, ms: number): Promise<void>;
   rpc(method: string, params?: unknown, token?: string): Promise<Record<string, unknown>>;
@@ -50,7 +52,7 @@ export async function startMur(o: MurOptions): Promise<Mur> {
       "run",
       "-A",
       ...(o.denoArgs ?? []),
-      MAIN,
+      o.main ?? MAIN,
       "run",
       "--manifest",
       dir,
@@ -87,7 +89,7 @@ export async function startMur(o: MurOptions): Promise<Mur> {
     }
     if (buf) onLine(buf);
   };
-  let subs: number | null = null;
+  let subs = 0; // no debug line yet: nothing ever subscribed
   const stderrDone = pump(proc.stderr, (l) => {
     stderrLines.push(l);
     const m = /^debug: subscriptions (\d+)$/.exec(l);
@@ -165,6 +167,7 @@ export async function startMur(o: MurOptions): Promise<Mur> {
     async rpc(method, params = {}, token) {
       const res = await fetch(base + "/", {
         method: "POST",
+        signal: AbortSignal.timeout(15_000),
         headers: {
           "content-type": "application/json",
           "a2a-version": "1.0",
