@@ -215,9 +215,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
 
   /** Frames one numbered event into `out`; returns whether it ends the stream. */
   #entry(e: LogEntry, out: Chunk, live: boolean): boolean {
-    const f = this.#wire.frame(e);
-    if (f === null) return false;
-    out.frame(f);
+    if (!this.#wire.into(e, out)) return false;
     this.#lastId = e.id;
     this.#lastState = e.state;
     if (this.#o.taskId === undefined) return false;

@@ -33,8 +33,13 @@ export class Wire {
   readonly head: Uint8Array;
   /** Connections using this wire (it is dropped at zero). */
   refs = 0;
+  // The ring of remembered frames, by slot (id % RECENT): which event, in which buffer, where.
+  // Offsets rather than a subarray per frame: a connection's write adds runs of them to its
+  // chunk without allocating anything per event.
   #ids: Float64Array | null = null;
-  #frames: (Uint8Array | undefined)[] | null = null;
+  #bufs: ArrayBuffer[] = [];
+  #starts: Uint32Array | null = null;
+  #lens: Uint32Array | null = null;
   #block: Uint8Array | null = null;
   #used = 0;
   #nextBlock = MIN_BLOCK;
@@ -45,36 +50,57 @@ export class Wire {
 
   /** The event's bytes on this wire, or null when its connections do not see it (plain + murmur). */
   frame(e: LogEntry): Uint8Array | null {
+    const slot = this.#slot(e);
+    if (slot < 0) return null;
+    return new Uint8Array(this.#bufs[slot], this.#starts![slot], this.#lens![slot]);
+  }
+
+  /** Adds the event's bytes to `out`; false when its connections do not see it. */
+  into(e: LogEntry, out: Chunk): boolean {
+    const slot = this.#slot(e);
+    if (slot < 0) return false;
+    out.span(this.#bufs[slot], this.#starts![slot], this.#lens![slot]);
+    return true;
+  }
+
+  /** The ring slot holding the event's frame, framing it first if needed; -1: not on this wire. */
+  #slot(e: LogEntry): number {
     const body = this.activated ? e.activated : e.plain;
-    if (!body) return null;
+    if (!body) return -1;
     const slot = e.id % RECENT;
     if (this.#ids === null) {
       this.#ids = new Float64Array(RECENT);
-      this.#frames = new Array(RECENT);
-    } else if (this.#ids[slot] === e.id) return this.#frames![slot]!;
-    const f = this.#alloc(e.idLine.length + this.head.length + body.length + TAIL.length);
-    let at = 0;
-    f.set(e.idLine, at);
-    at += e.idLine.length;
-    f.set(this.head, at);
-    at += this.head.length;
-    f.set(body, at);
-    f.set(TAIL, at + body.length);
-    this.#ids[slot] = e.id;
-    this.#frames![slot] = f;
-    return f;
-  }
-
-  #alloc(n: number): Uint8Array {
-    if (n > OWN_BUFFER) return new Uint8Array(n);
-    if (this.#block === null || this.#used + n > this.#block.length) {
-      this.#block = new Uint8Array(this.#nextBlock);
-      this.#nextBlock = Math.min(MAX_BLOCK, this.#nextBlock * 2);
-      this.#used = 0;
+      this.#starts = new Uint32Array(RECENT);
+      this.#lens = new Uint32Array(RECENT);
+    } else if (this.#ids[slot] === e.id) return slot;
+    const n = e.idLine.length + this.head.length + body.length + TAIL.length;
+    let block: Uint8Array;
+    let at: number;
+    if (n > OWN_BUFFER) {
+      block = new Uint8Array(n);
+      at = 0;
+    } else {
+      if (this.#block === null || this.#used + n > this.#block.length) {
+        this.#block = new Uint8Array(this.#nextBlock);
+        this.#nextBlock = Math.min(MAX_BLOCK, this.#nextBlock * 2);
+        this.#used = 0;
+      }
+      block = this.#block;
+      at = this.#used;
+      this.#used += n;
     }
-    const f = this.#block.subarray(this.#used, this.#used + n);
-    this.#used += n;
-    return f;
+    const start = at;
+    block.set(e.idLine, at);
+    at += e.idLine.length;
+    block.set(this.head, at);
+    at += this.head.length;
+    block.set(body, at);
+    block.set(TAIL, at + body.length);
+    this.#ids[slot] = e.id;
+    this.#bufs[slot] = block.buffer as ArrayBuffer;
+    this.#starts![slot] = start;
+    this.#lens![slot] = n;
+    return slot;
   }
 }
 
@@ -123,16 +149,20 @@ export class Chunk {
 
   /** A frame that may continue the current run. */
   frame(f: Uint8Array): void {
-    this.#size += f.byteLength;
-    const buf = f.buffer;
-    if (buf === this.#buf && f.byteOffset === this.#end) {
-      this.#end += f.byteLength;
+    this.span(f.buffer, f.byteOffset, f.byteLength);
+  }
+
+  /** Bytes `start … start + len` of `buf`, continuing the current run when they follow it. */
+  span(buf: ArrayBufferLike, start: number, len: number): void {
+    this.#size += len;
+    if (buf === this.#buf && start === this.#end) {
+      this.#end += len;
       return;
     }
     this.#endRun();
     this.#buf = buf;
-    this.#start = f.byteOffset;
-    this.#end = f.byteOffset + f.byteLength;
+    this.#start = start;
+    this.#end = start + len;
   }
 
   /** Bytes of their own (an unnumbered event, a heartbeat). */
