@@ -1,0 +1,306 @@
+/**
+ * Slow and hostile clients (issue 10): a client trickling its request one byte a second delays
+ * no one; a huge, deeply nested body stalls no one; clients that never read cost at most their
+ * bounded queue; 1,000 idle connections are all served.
+ */
+import assert from "node:assert/strict";
+import { frameOf, type SseEvent } from "../helpers/capsule.ts";
+import { RawSse, rssKiB } from "../helpers/raw_sse.ts";
+import { latin1 } from "./helpers/http.ts";
+import { startMur, waitFor } from "./helpers/mur.ts";
+import { report } from "./helpers/rand.ts";
+
+type R = Record<string, Record<string, unknown>>;
+
+function requestBytes(method: string, params: unknown, extra: string[] = []): Uint8Array {
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+  return latin1(
+    [
+      "POST / HTTP/1.1",
+      "Host: 127.0.0.1",
+      "Content-Type: application/json",
+      "A2A-Version: 1.0",
+      `Content-Length: ${body.length}`,
+      ...extra,
+      "",
+      body,
+    ].join("\r\n"),
+  );
+}
+
+/** Times `n` GetTask calls one after another; returns the slowest, in ms. */
+async function slowestOf(n: number, call: () => Promise<unknown>): Promise<number> {
+  let worst = 0;
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await call();
+    worst = Math.max(worst, performance.now() - t);
+  }
+  return worst;
+}
+
+const HOLD = { tasks: [{ turns: [{ steps: [{ text: "holding" }, { delay_ms: 600_000 }] }] }] };
+
+Deno.test("hostile: clients trickling headers and bodies one byte a second, and an 8 MiB nested body, delay no one", async () => {
+  const mur = await startMur({
+    manifest: { name: "slow", version: "0.1.0" },
+    script: HOLD,
+    args: ["--task", "hold"],
+  });
+  const conns: Deno.TcpConn[] = [];
+  let trickling = true;
+  try {
+    const held = ((await mur.rpc("ListTasks")).result as { tasks: { id: string }[] }).tasks[0].id;
+    const get = () => mur.rpc("GetTask", { id: held });
+    await slowestOf(20, get); // warm
+    const quiet = await slowestOf(50, get);
+
+    // 20 clients send their head one byte a second, 20 send a full head then the body that way.
+    const req = requestBytes("GetTask", { id: held });
+    const headEnd = new TextDecoder().decode(req).indexOf("\r\n\r\n") + 4;
+    const trickles: Promise<void>[] = [];
+    for (let i = 0; i < 40; i++) {
+      const conn = await Deno.connect({ hostname: "127.0.0.1", port: mur.port });
+      conns.push(conn);
+      const start = i < 20 ? 0 : headEnd;
+      if (start > 0) await conn.write(req.subarray(0, start));
+      trickles.push((async () => {
+        for (let at = start; trickling && at < req.length - 1; at++) {
+          await conn.write(req.subarray(at, at + 1)).catch(() => {});
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      })());
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    const underTrickle = await slowestOf(100, get);
+
+    // A body of 8 MiB of '[': refused by its depth before it is parsed, in well under a second.
+    const deep = new TextEncoder().encode("[".repeat(8 * 1024 * 1024 - 16));
+    const deepConn = await Deno.connect({ hostname: "127.0.0.1", port: mur.port });
+    conns.push(deepConn);
+    const head = latin1(
+      `POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nA2A-Version: 1.0\r\nContent-Length: ${deep.length}\r\n\r\n`,
+    );
+    const deepSent = (async () => {
+      await deepConn.write(head);
+      let off = 0;
+      while (off < deep.length) off += await deepConn.write(deep.subarray(off));
+      const buf = new Uint8Array(4096);
+      const n = await deepConn.read(buf);
+      return new TextDecoder().decode(buf.subarray(0, n ?? 0));
+    })();
+    const duringDeep = await slowestOf(40, get);
+    const deepAnswer = await deepSent;
+    assert.match(deepAnswer, /^HTTP\/1\.1 200/);
+    assert.match(deepAnswer, /"code":-32700/);
+
+    trickling = false;
+    await Promise.all(trickles);
+    report(
+      "slow clients (ms, slowest GetTask)",
+      `quiet ${quiet.toFixed(1)}, with 40 trickling one byte a second ${
+        underTrickle.toFixed(1)
+      }, during an 8 MiB nested body ${duringDeep.toFixed(1)}`,
+    );
+    assert.ok(underTrickle < 500, `a GetTask took ${underTrickle} ms beside the trickling clients`);
+    assert.ok(duringDeep < 1000, `a GetTask took ${duringDeep} ms beside the nested body`);
+    assert.ok(mur.alive());
+  } finally {
+    trickling = false;
+    for (const c of conns) {
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+    await mur.close();
+  }
+});
+
+Deno.test("hostile: 20 watchers that never read cost only their bounded queues while 20,000 events flow", async () => {
+  const N = 20_000;
+  const mur = await startMur({
+    manifest: {
+      name: "stall",
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    },
+    script: {
+      tasks: [
+        { match: "^warm", turns: [{ steps: [{ text: "w".repeat(200), repeat: 2000 }] }] },
+        {
+          turns: [{ steps: [{ text: "x".repeat(200), repeat: N }] }],
+        },
+      ],
+    },
+    // Unbounded queues would need 20 × 20,000 × ~300 B = 120 MB of heap: over this cap, a crash.
+    denoArgs: ["--v8-flags=--max-old-space-size=64"],
+  });
+  const stalled: RawSse[] = [];
+  try {
+    await mur.rpc("SendMessage", {
+      message: { messageId: "warm", role: "ROLE_USER", parts: [{ text: "warm up" }] },
+    });
+    for (let i = 0; i < 20; i++) {
+      stalled.push(
+        await RawSse.open(mur.base, "murmur.WatchSession", {}, {
+          "Last-Event-ID": String(1_000_000),
+        }),
+      );
+    }
+    await mur.waitSubscriptions(20, 10_000);
+    const before = await rssKiB(mur.pid);
+    const sent = await mur.rpc("SendMessage", {
+      message: { messageId: "flood", role: "ROLE_USER", parts: [{ text: "flood" }] },
+      configuration: { returnImmediately: true },
+    });
+    const id = (sent.result as { task: { id: string } }).task.id;
+    const state = async () =>
+      ((await mur.rpc("GetTask", { id })).result as { status: { state: string } }).status.state;
+    let peak = before;
+    await waitFor(
+      "the flood to end",
+      async () => {
+        peak = Math.max(peak, await rssKiB(mur.pid));
+        return (await state()) === "TASK_STATE_COMPLETED";
+      },
+      90_000,
+      100,
+    );
+    const after = await rssKiB(mur.pid);
+    report(
+      "never-reading watchers (KiB)",
+      `20 stalled over ${N} events: RSS before ${before}, peak ${peak}, after ${after}`,
+    );
+    assert.ok(mur.alive(), "the capsule died");
+    assert.ok(peak - before < 64 * 1024, `RSS grew ${peak - before} KiB`);
+
+    // Reading now: each stalled watcher is told what it lost, and nothing it lost is counted twice.
+    const completed = (e: SseEvent) => {
+      const su = (e.data.result as R).statusUpdate as {
+        taskId?: string;
+        status?: { state: string };
+      } | undefined;
+      return su?.taskId === id && su.status?.state === "TASK_STATE_COMPLETED";
+    };
+    for (const s of stalled.slice(0, 3)) {
+      const evs = await s.read(completed, 30_000);
+      const lost = evs.filter((e) => frameOf(e)?.frame === "lagged").reduce(
+        (n, e) => n + (frameOf(e)!.missed as number),
+        0,
+      );
+      const got = evs.filter((e) => e.id !== null).length;
+      assert.ok(lost > 0, "a watcher that never read lost nothing");
+      assert.ok(got + lost >= N, `received ${got} + lost ${lost} < ${N}`);
+    }
+  } finally {
+    for (const s of stalled) s.close();
+    await mur.close();
+  }
+});
+
+/** The soft open-files limit, raised to `want` (up to the hard limit) with prlimit if needed. */
+async function openFiles(want: number): Promise<number> {
+  const read = async () => {
+    const limits = await Deno.readTextFile("/proc/self/limits");
+    const m = /Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/.exec(limits)!;
+    const n = (s: string) => s === "unlimited" ? Infinity : Number(s);
+    return { soft: n(m[1]), hard: n(m[2]) };
+  };
+  const { soft, hard } = await read();
+  if (soft >= want) return soft;
+  const target = Math.min(want, hard);
+  try {
+    await new Deno.Command("prlimit", {
+      args: [
+        "--pid",
+        String(Deno.pid),
+        `--nofile=${target}:${hard === Infinity ? "unlimited" : hard}`,
+      ],
+    }).output();
+  } catch { /* no prlimit: stay below the limit */ }
+  return (await read()).soft;
+}
+
+Deno.test("hostile: 1,000 idle connections and 1,000 idle watchers are all served", async () => {
+  // Each connection is a socket here and one in the capsule (which inherits this limit).
+  const limit = await openFiles(4096);
+  const n = Math.min(1000, Math.floor((limit - 300) / 2));
+  if (n < 1000) {
+    console.log(
+      `reliability: open-files limit ${limit}: ${n} idle connections instead of 1,000 (raise ulimit -n)`,
+    );
+  }
+  const mur = await startMur({
+    manifest: {
+      name: "idle",
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    },
+    script: { tasks: [{ turns: [{ steps: [{ text: "hello" }] }] }] },
+    env: { MURMUR_HEARTBEAT_MS: "1000" },
+  });
+  const idle: Deno.TcpConn[] = [];
+  const watchers: RawSse[] = [];
+  try {
+    // n connections that never send a byte.
+    for (let i = 0; i < n; i++) {
+      idle.push(await Deno.connect({ hostname: "127.0.0.1", port: mur.port }));
+    }
+    const t = performance.now();
+    const card = await fetch(mur.base + "/.well-known/agent-card.json");
+    assert.equal(card.status, 200);
+    await card.body?.cancel();
+    assert.ok(performance.now() - t < 2000);
+    for (const c of idle) c.close();
+    idle.length = 0;
+
+    // n watchers that sit idle: each is acked, gets heartbeats, then every event of a task.
+    for (let i = 0; i < n; i++) {
+      watchers.push(await RawSse.open(mur.base, "murmur.WatchSession", {}));
+    }
+    await mur.waitSubscriptions(n, 30_000);
+    const acks = await Promise.all(
+      watchers.map((w) => w.read((e) => frameOf(e)?.frame === "connection-ack", 20_000)),
+    );
+    assert.equal(acks.length, n);
+    // Idle for a few heartbeats (read below, before the task's events).
+    await new Promise((r) => setTimeout(r, 2500));
+
+    const sent = await mur.rpc("SendMessage", {
+      message: { messageId: "hello", role: "ROLE_USER", parts: [{ text: "hi" }] },
+    });
+    const id = (sent.result as { task: { id: string; status: { state: string } } }).task.id;
+    const ends = await Promise.all(watchers.map((w) =>
+      w.read((e) => {
+        const su = (e.data.result as R).statusUpdate as {
+          taskId?: string;
+          status?: { state: string };
+        } | undefined;
+        return su?.taskId === id && su.status?.state === "TASK_STATE_COMPLETED";
+      }, 30_000)
+    ));
+    for (const evs of ends) {
+      const last = evs.at(-1)!;
+      assert.equal(
+        ((last.data.result as R).statusUpdate.status as { state: string }).state,
+        "TASK_STATE_COMPLETED",
+      );
+      assert.ok(!evs.some((e) => frameOf(e)?.frame === "lagged"));
+    }
+    assert.ok(watchers.every((w) => w.comments >= 2), "an idle watcher missed its heartbeats");
+    report(
+      "idle connections served",
+      `${n} silent sockets, then ${n} idle watchers (acked, heartbeats, every event of a task)`,
+    );
+    for (const w of watchers) w.close();
+    await mur.waitSubscriptions(0, 20_000);
+  } finally {
+    for (const c of idle) {
+      try {
+        c.close();
+      } catch { /* closed */ }
+    }
+    for (const w of watchers) w.close();
+    await mur.close();
+  }
+});
