@@ -34,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`error[E-IO-003]: unknown command '${name}'\n\n${USAGE}`);
     return 2;
   }
+  ignoreFileSizeSignal();
   try {
     return await (await load())(rest);
   } catch (e) {
@@ -42,5 +43,19 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     throw e;
+  }
+}
+
+/**
+ * A file-size limit (RLIMIT_FSIZE, e.g. `ulimit -f` or a quota set that way) sends SIGXFSZ on the
+ * write that crosses it, and its default action kills the process mid-line. With a listener the
+ * write fails with EFBIG instead, so the writer that owns the file handles it: the session trace
+ * reports E-RUN-007 and the session ends cleanly (status failed, running record removed).
+ */
+function ignoreFileSizeSignal(): void {
+  try {
+    Deno.addSignalListener("SIGXFSZ", () => {});
+  } catch {
+    // a platform without SIGXFSZ (Windows) has no such limit to ignore
   }
 }

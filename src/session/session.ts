@@ -3,6 +3,7 @@
  * (seed 004 "Capsule lifecycle"). The door talks to it only through the public operations here:
  * submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
+import { isTerminal } from "../a2a/types.ts";
 import type { ConversationMessage, Driver } from "../drivers/types.ts";
 import type { HarnessDriver } from "../drivers/process/types.ts";
 import { EventLog } from "../events/log.ts";
@@ -437,6 +438,14 @@ export class Session {
   #traceFailed(e: MurError): void {
     this.#opts.warn(e.format());
     this.#decide("failed", true);
+    // The running task ends in the runtime error (seed 000: TASK_STATE_FAILED with
+    // `error[<code>]: <message>`), not as canceled: nobody canceled it. shutdown() then starts
+    // nothing new and ends the session.
+    const running = this.#running;
+    if (running && !isTerminal(running.state)) {
+      this.registry.finish(running, "TASK_STATE_FAILED", `error[${e.code}]: ${e.message}`);
+      running.abort.abort();
+    }
     this.shutdown();
   }
 
