@@ -226,14 +226,15 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   /** The opening events, all decided now, before anything else can be appended. */
   #opening(): Uint8Array | null {
     const o = this.#o;
-    const out = new Chunk();
+    // Everything here goes out as one chunk, copied once.
+    const parts: Uint8Array[] = [];
     if (o.opening) {
-      out.bytes(this.#unnumbered(o.opening));
+      parts.push(this.#unnumbered(o.opening));
       const t = "task" in o.opening ? o.opening.task : undefined;
       if (t) this.#lastState = t.status.state;
     }
     if (o.kind === "watch") {
-      out.bytes(this.#unnumbered(this.#connectionFrame({
+      parts.push(this.#unnumbered(this.#connectionFrame({
         frame: "connection-ack",
         role: "observer",
         conversationMode: o.conversationMode ?? "stateless",
@@ -243,19 +244,18 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
     if (replayFrom !== undefined) {
       const replay = o.log.replay(replayFrom);
       if (replay.gap !== null && o.activated) {
-        out.bytes(this.#unnumbered(this.#connectionFrame({
+        parts.push(this.#unnumbered(this.#connectionFrame({
           frame: "gap",
           firstAvailableId: replay.gap,
         })));
       }
       // Framed here rather than on the shared wire: a replay is read once, by this connection.
-      const wire = this.#wire;
-      const frames: Uint8Array[] = [];
+      const head = this.#wire.head;
       for (const e of replay.entries) {
         if (o.taskId !== undefined && e.taskId !== o.taskId) continue;
         const body = o.activated ? e.activated : e.plain;
         if (!body) continue;
-        frames.push(e.idLine, wire.head, body, TAIL);
+        parts.push(e.idLine, head, body, TAIL);
         this.#lastId = e.id;
         this.#lastState = e.state;
         if (o.taskId !== undefined && e.terminal) {
@@ -263,9 +263,8 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
           break;
         }
       }
-      if (frames.length) out.bytes(concat(frames));
     }
-    return out.empty ? null : concat(out.take());
+    return parts.length ? concat(parts) : null;
   }
 
   #unnumbered(resp: StreamResponse): Uint8Array {
