@@ -34,6 +34,9 @@ export async function runHookCommand(
       args: argv.slice(1),
       cwd: opts.cwd,
       env: opts.env,
+      // The env given is the whole environment: without this, Deno adds mur's own on top, and the
+      // credentials the caller left out (MURMUR_DOOR_TOKEN, provider keys) reach the hook.
+      clearEnv: opts.env !== undefined,
       stdin: enc.encode(JSON.stringify(input) + "\n"),
     });
   } catch (e) {

@@ -107,7 +107,7 @@ export class CommandTool implements Tool {
   async call(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const started = this.#now();
     const [program, ...args] = this.#argv;
-    const env = this.#o.env ?? Deno.env.toObject();
+    const env = this.#o.env ?? commandEnv();
     const resolved = resolveOnPath(program, env.PATH ?? "");
     if (!resolved) {
       return notRun(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);
@@ -193,4 +193,16 @@ function exitOrAbort(status: Promise<unknown>, signal: AbortSignal): Promise<boo
       resolve(false);
     });
   });
+}
+
+/**
+ * mur's environment for a command tool, minus `MURMUR_DOOR_TOKEN`: the door token the
+ * operator's shell holds for `mur watch --url` / `mur cancel --url` is a client credential no
+ * tool needs (and would show in `ps e` and /proc/<pid>/environ). The operator's own variables,
+ * keys a tool calls its service with included, pass: a command tool is the operator's program.
+ */
+export function commandEnv(): Record<string, string> {
+  const env = Deno.env.toObject();
+  delete env.MURMUR_DOOR_TOKEN;
+  return env;
 }
