@@ -58,6 +58,8 @@ export type LoadgenCommand =
 
 export interface RunResult {
   ok: boolean;
+  /** The load generator's CPU time over the run, as % of the counted window (set by the client). */
+  lgBusy?: number;
   error?: string;
   clients: number;
   events: number;

@@ -1,6 +1,6 @@
 /** The bench's handle on the load generator process: one JSON command in, one JSON line out. */
 import type { LoadgenCommand, RequestSpec, RunResult, StreamJob } from "./loadgen.ts";
-import { kill, spawnReady } from "./procs.ts";
+import { cpuMs, kill, spawnReady } from "./procs.ts";
 
 export class Loadgen {
   #w: WritableStreamDefaultWriter<Uint8Array>;
@@ -40,8 +40,13 @@ export class Loadgen {
     return p;
   }
 
-  run(job: StreamJob): Promise<RunResult> {
-    return this.send<RunResult>({ op: "run", ...job });
+  async run(job: StreamJob): Promise<RunResult> {
+    const c0 = cpuMs(this.pid);
+    const r = await this.send<RunResult>({ op: "run", ...job });
+    // The whole run's CPU (connecting and arming too, a few ms) over the counted window: waits
+    // before the first event (a SubscribeToTask gate) would dilute a wall-clock ratio.
+    if (r.windowMs > 0) r.lgBusy = (100 * (cpuMs(this.pid) - c0)) / r.windowMs;
+    return r;
   }
 
   hold(job: StreamJob): Promise<{ ok: boolean; error?: string; held: number }> {

@@ -148,6 +148,16 @@ export function killAll(): void {
   for (const pid of [...live.keys()]) kill(pid);
 }
 
+/** CPU time (user + system) a pid has used, in ms (Linux /proc; clock ticks of 10 ms), or NaN. */
+export function cpuMs(pid: number): number {
+  try {
+    const f = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Resident set size of a pid in bytes (Linux /proc), or NaN. */
 export function rssBytes(pid: number): number {
   try {

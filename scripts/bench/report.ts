@@ -199,6 +199,16 @@ function goals(res: Results, plan: Plan): string[] {
     }.`,
   );
   out.push(`Cold start: ${fmt(m("mur-watch", "coldMs"), 0)} ms from spawn to the readiness line.`);
+  const lgRaw = m("raw", "lg100"), lgMur = m("mur-watch", "lg100"), lgSub = m("mur-sub", "lg100");
+  if (Number.isFinite(lgRaw) && Number.isFinite(lgMur)) {
+    out.push(
+      `The load generator's core was busy about ${fmt(lgRaw, 0)} % of a K=${
+        Math.max(...plan.ks)
+      } flood's window against the raw limit and ${fmt(lgMur, 0)} % / ${
+        fmt(lgSub, 0)
+      } % against mur (WatchSession / SubscribeToTask; "lg100" below, 10 ms clock ticks). Near 100 %, the client is the ceiling: a ratio to raw near 1 there says mur writes as fast as this client reads, not that the two servers cost the same.`,
+    );
+  }
   return out;
 }
 
@@ -296,6 +306,7 @@ function perRound(res: Results, plan: Plan): string {
     "stallMiB",
     "replayMs",
     "coldMs",
+    "lg100",
   ];
   const lines = [
     `| measure | ${cols.join(" | ")} |`,

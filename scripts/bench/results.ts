@@ -13,7 +13,9 @@ export type Measure =
   | "stallMiB"
   | "stallSmallMiB"
   | "replayMs"
-  | "coldMs";
+  | "coldMs"
+  /** The load generator's CPU time during a K=100 flood, % of its window (is it the ceiling?). */
+  | "lg100";
 
 export class Results {
   #values = new Map<string, number[]>();

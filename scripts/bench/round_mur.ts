@@ -231,6 +231,9 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
         );
         seen(r.maxId);
         res.add("mur-watch", m, r.rate);
+        if (k === Math.max(...plan.ks) && Number.isFinite(r.lgBusy)) {
+          res.add("mur-watch", "lg100", r.lgBusy!);
+        }
       });
       await attempt(ctx, [["mur-sub", m]], async () => {
         const id = await newTask({ mode: "sub", n, rate: 0, gateMs: gateMs(k) });
@@ -243,6 +246,9 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
         );
         seen(r.maxId);
         res.add("mur-sub", m, r.rate);
+        if (k === Math.max(...plan.ks) && Number.isFinite(r.lgBusy)) {
+          res.add("mur-sub", "lg100", r.lgBusy!);
+        }
       });
     }
 

@@ -134,6 +134,9 @@ export async function roundPeer(ctx: Ctx): Promise<void> {
             n + 1,
           );
           res.add(col, m, r.rate);
+          if (k === Math.max(...plan.ks) && Number.isFinite(r.lgBusy)) {
+            res.add(col, "lg100", r.lgBusy!);
+          }
         });
       }
       await attempt(ctx, [[col, "p50"], [col, "p99"]], async () => {

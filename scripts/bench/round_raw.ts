@@ -70,6 +70,7 @@ export async function roundRaw(ctx: Ctx): Promise<void> {
         const n = rawFloodN(plan, k);
         const r = checkRun(await lg.run({ ...base, k, trigger: start(n, 0) }), n + 1);
         res.add("raw", m, r.rate);
+        if (k === kMax && Number.isFinite(r.lgBusy)) res.add("raw", "lg100", r.lgBusy!);
       });
     }
     await attempt(ctx, [["raw", "p50"], ["raw", "p99"]], async () => {
