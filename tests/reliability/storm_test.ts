@@ -202,7 +202,7 @@ Deno.test("storm: 500 watchers connect, read and hang up at random during a long
     // Memory: back near the baseline once the storm's connections are gone. What stays up for a
     // while is the allocator's and V8's high-water mark (freed memory kept for reuse, returned
     // by V8's memory reducer after some idle seconds), not the connections: repeated storms
-    // plateau (README, reliability). A leak of JS objects per connection would also have hit
+    // plateau (tests/reliability/README.md). A leak of JS objects per connection would also have hit
     // the 64 MiB old-space cap the capsule runs under, and ended it.
     const settledAt = Date.now();
     let after = await rssKiB(mur.pid);
