@@ -203,11 +203,15 @@ function checkResult(what: string, r: J, held: string): string | null {
   return `unknown result kind ${what}`;
 }
 
-/** Ids a WatchSession from Last-Event-ID 0 replays within `ms`. */
+/**
+ * Ids a WatchSession from Last-Event-ID 0 replays: everything before its first heartbeat (the
+ * replay is written at once, the heartbeat 300 ms later), bounded by `ms`.
+ */
 async function replayIds(mur: Mur, token: string | undefined, ms: number): Promise<number[]> {
   const ids: number[] = [];
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), ms);
+  let beat = false;
   try {
     const res = await fetch(mur.base + "/", {
       method: "POST",
@@ -225,11 +229,18 @@ async function replayIds(mur: Mur, token: string | undefined, ms: number): Promi
         params: {},
       }),
     });
-    for await (const e of readSse(res.body!)) if (e.id !== null) ids.push(e.id);
+    const onHeartbeat = () => {
+      beat = true;
+      ac.abort();
+    };
+    for await (const e of readSse(res.body!, onHeartbeat)) {
+      if (e.id !== null && !beat) ids.push(e.id);
+    }
   } catch {
     // aborted: the window is over
   } finally {
     clearTimeout(timer);
+    ac.abort();
   }
   return ids;
 }
@@ -249,12 +260,12 @@ async function fuzzDoor(label: string, auth: boolean, acceptance: "single" | "no
     const list = async () => (await mur.rpc("ListTasks", {}, op)).result as J;
     await waitFor(
       "the held task's first event",
-      async () => (await replayIds(mur, op, 400)).length >= 2,
+      async () => (await replayIds(mur, op, 5_000)).length >= 2,
       20_000,
     );
     const before = await list();
     const held = (before.tasks as J[])[0].id as string;
-    const replayBefore = await replayIds(mur, op, 600);
+    const replayBefore = await replayIds(mur, op, 10_000);
     await mur.waitSubscriptions(0, 5_000);
 
     // A watcher that stays for the whole run: refused requests must write nothing it can see.
@@ -353,7 +364,7 @@ async function fuzzDoor(label: string, auth: boolean, acceptance: "single" | "no
 
     assert.ok(mur.alive(), "the capsule died under the fuzzer");
     assert.deepEqual(await list(), before, "the task list changed");
-    assert.deepEqual(await replayIds(mur, op, 600), replayBefore, "the event log changed");
+    assert.deepEqual(await replayIds(mur, op, 10_000), replayBefore, "the event log changed");
     assert.deepEqual(live, [], "the live watcher saw new events");
     // Every stream the fuzzer opened and hung up on gives its subscription back (the live one stays).
     await mur.waitSubscriptions(1, 15_000);
