@@ -47,7 +47,13 @@ export function completedEvent(id: number, timestamp: string): string {
   return `id: ${id}\ndata: ${JSON.stringify({ jsonrpc: "2.0", id: 1, result })}\n\n`;
 }
 
-/** Events 1…max, one buffer, and where each event starts (offsets[i] = start of event i+1). */
+/**
+ * Events 1…max, one buffer, and where each event starts (offsets[i] = start of event i+1).
+ * Built by writing each event's id line and the one shared data line straight into the buffer:
+ * no string or buffer per event, so the build leaves no garbage behind for a later measure's
+ * allocations to reuse (100,000 freed per-event buffers made the idle-connection figure swing
+ * from 50 KiB to under 15 KiB from one round to the next).
+ */
 class Prebuilt {
   bytes = new Uint8Array(0);
   offsets: number[] = [0];
@@ -56,21 +62,26 @@ class Prebuilt {
     const have = this.offsets.length - 1;
     if (have >= max) return;
     const ts = new Date().toISOString();
-    const parts: Uint8Array[] = [this.bytes];
-    let size = this.bytes.length;
+    // textEvent(id, ts) is `id: <id>\n` then a data line that does not depend on the id.
+    const sample = textEvent(1, ts);
+    const data = enc.encode(sample.slice(sample.indexOf("\n") + 1));
+    let size = this.offsets[have];
+    const need = size + (max - have) * (data.length + 4 + String(max).length + 1);
+    const all = new Uint8Array(need);
+    all.set(this.bytes.subarray(0, size));
     for (let id = have + 1; id <= max; id++) {
-      const b = enc.encode(textEvent(id, ts));
-      parts.push(b);
-      size += b.length;
+      const digits = String(id);
+      all[size++] = 0x69; // i
+      all[size++] = 0x64; // d
+      all[size++] = 0x3a; // :
+      all[size++] = 0x20; // space
+      for (let i = 0; i < digits.length; i++) all[size++] = digits.charCodeAt(i);
+      all[size++] = 0x0a; // \n
+      all.set(data, size);
+      size += data.length;
       this.offsets.push(size);
     }
-    const all = new Uint8Array(size);
-    let at = 0;
-    for (const p of parts) {
-      all.set(p, at);
-      at += p.length;
-    }
-    this.bytes = all;
+    this.bytes = all.subarray(0, size);
   }
 
   /** Slices of events from..to (1-based, inclusive), each ≤ SLICE bytes unless one event is larger. */
