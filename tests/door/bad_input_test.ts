@@ -79,7 +79,7 @@ Deno.test("truncated JSON and invalid UTF-8: -32700 every time, nothing changes"
   });
 });
 
-Deno.test("deep nesting: 100k nested arrays and objects anywhere are refused without harm", async () => {
+Deno.test("deep nesting: 100k nested arrays and objects anywhere are refused -32700 before parsing, without harm", async () => {
   await withQueue(async (cap, unchanged) => {
     const n = 100_000;
     const arr = "[".repeat(n) + "]".repeat(n);
@@ -90,60 +90,44 @@ Deno.test("deep nesting: 100k nested arrays and objects anywhere are refused wit
       env(
         `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}],${field}:${v}},"configuration":{"returnImmediately":true}}`,
       );
+    // JSON nested deeper than MAX_JSON_DEPTH (512) is refused as a payload before it is parsed,
+    // wherever the nesting sits: parsing it would hold the door's one thread.
+    const bodies = [
+      arr,
+      obj,
+      env(arr),
+      env(obj),
+      msg('"taskId"', arr),
+      msg('"contextId"', obj),
+      env(`{"message":{"messageId":"m","role":"ROLE_USER","parts":${arr}}}`),
+    ];
+    for (const method of ["GetTask", "CancelTask", "ListTasks", "SubscribeToTask"]) {
+      bodies.push(`{"jsonrpc":"2.0","id":1,"method":"${method}","params":{"id":${arr}}}`);
+    }
+    for (const body of bodies) {
+      const a = await post(cap.base, body);
+      assert.equal(a.json?.error?.code, -32700, `${body.slice(0, 120)}: ${a.text.slice(0, 200)}`);
+      assert.deepEqual(a.json.id, null);
+    }
+    // Under the cap, nesting in the wrong place is the usual refusal.
+    const shallow = "[".repeat(300) + "]".repeat(300);
     const cases: [string, number, unknown][] = [
-      [arr, -32600, null],
-      [obj, -32600, null],
-      [env(arr), -32602, "d"],
-      [env(obj), -32602, "d"],
-      [env("{}", arr), -32600, null],
-      [msg('"taskId"', arr), -32602, "d"],
-      [msg('"contextId"', obj), -32602, "d"],
-      [msg('"referenceTaskIds"', arr), -32602, "d"],
-      [
-        env(`{"message":{"messageId":"m","role":${arr},"parts":[{"text":"x"}]}}`),
-        -32602,
-        "d",
-      ],
-      [
-        env(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":${obj}}]}}`),
-        -32602,
-        "d",
-      ],
-      [
-        env(`{"message":{"messageId":"m","role":"ROLE_USER","parts":${arr}}}`),
-        -32602,
-        "d",
-      ],
-      [
-        env(
-          `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]},"configuration":${arr}}`,
-        ),
-        -32602,
-        "d",
-      ],
+      [shallow, -32600, null],
+      [env(shallow), -32602, "d"],
+      [msg('"referenceTaskIds"', shallow), -32602, "d"],
     ];
     for (const [body, code, id] of cases) {
       const a = await post(cap.base, body);
       assert.equal(a.json?.error?.code, code, `${body.slice(0, 120)}: ${a.text.slice(0, 200)}`);
       assert.deepEqual(a.json.id, id);
     }
-    for (const method of ["GetTask", "CancelTask", "ListTasks", "SubscribeToTask"]) {
-      for (const v of [arr, obj]) {
-        const field = method === "ListTasks" ? "contextId" : "id";
-        const a = await post(
-          cap.base,
-          `{"jsonrpc":"2.0","id":1,"method":"${method}","params":{"${field}":${v}}}`,
-        );
-        assert.equal(a.json?.error?.code, -32602, `${method}: ${a.text.slice(0, 200)}`);
-      }
-    }
     await unchanged();
   });
 });
 
-Deno.test("a deeply nested data part is accepted and rendered compact (bounded), the task runs", async () => {
+Deno.test("a deeply nested data part under the depth cap is accepted and rendered compact, the task runs", async () => {
   await withQueue(async (cap) => {
-    const n = 100_000;
+    const n = 400;
     const body =
       `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":${
         "[".repeat(n) + "]".repeat(n)
@@ -154,7 +138,7 @@ Deno.test("a deeply nested data part is accepted and rendered compact (bounded),
     const start = trace.split("\n").filter((l) => l.includes('"task_start"')).map((l) =>
       JSON.parse(l)
     ).find((e) => e.task_id === a.json.result.task.id);
-    // Compact: the 2n brackets plus the fence, not a quadratic pretty-print.
+    // Compact past 64 levels: the 2n brackets plus the fence, not a quadratic pretty-print.
     assert.ok(start.message_parts_bytes < 2 * n + 100, String(start.message_parts_bytes));
   });
 });
