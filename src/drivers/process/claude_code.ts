@@ -3,6 +3,7 @@
  * line → event, exit classification. Facts: shared/reference/process-transport-facts.md §1.3,
  * §1.9, §2, §3 (Claude Code 2.1.328 observed offline).
  */
+import { parseJsonLine } from "./json_line.ts";
 import { z } from "zod";
 import type { QuotaWindow } from "../../events/frames.ts";
 import type {
@@ -104,7 +105,6 @@ function launch(req: LaunchRequest): LaunchPlan {
 
 // ── line schemas (only the fields read; everything else passes through) ──
 
-const Line = z.looseObject({ type: z.string() });
 const SystemLine = z.looseObject({
   subtype: z.string().optional(),
   session_id: z.string().optional(),
@@ -245,22 +245,7 @@ class ClaudeParser implements HarnessParser {
   }
 
   parse(line: string): HarnessEvent[] {
-    if (!line.trim()) return [];
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
-    const head = Line.safeParse(json);
-    if (!head.success) {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
-    try {
-      return this.#dispatch(head.data.type, json, line);
-    } catch {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
+    return parseJsonLine(line, (type, json, l) => this.#dispatch(type, json, l));
   }
 
   #dispatch(type: string, json: unknown, line: string): HarnessEvent[] {

@@ -4,6 +4,7 @@
  * so text frames come as one whole `final:true` text at the end. The capsule's tools reach it as
  * an MCP server over HTTP (the bridge), its bearer token passed through an env var, not argv.
  */
+import { parseJsonLine } from "./json_line.ts";
 import { z } from "zod";
 import type {
   ExitInfo,
@@ -77,7 +78,6 @@ function launch(req: LaunchRequest): LaunchPlan {
   return { args, env, files: [], keepStdinOpen: false };
 }
 
-const Line = z.looseObject({ type: z.string() });
 const ThreadStarted = z.looseObject({ thread_id: z.string() });
 const Item = z.looseObject({
   id: z.string().optional(),
@@ -124,22 +124,7 @@ class CodexParser implements HarnessParser {
   }
 
   parse(line: string): HarnessEvent[] {
-    if (!line.trim()) return [];
-    let json: unknown;
-    try {
-      json = JSON.parse(line);
-    } catch {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
-    const head = Line.safeParse(json);
-    if (!head.success) {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
-    try {
-      return this.#dispatch(head.data.type, json, line);
-    } catch {
-      return [{ kind: "note", text: `unreadable stdout line: ${line.slice(0, 512)}` }];
-    }
+    return parseJsonLine(line, (type, json, l) => this.#dispatch(type, json, l));
   }
 
   #dispatch(type: string, json: unknown, line: string): HarnessEvent[] {
