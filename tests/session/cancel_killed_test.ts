@@ -6,41 +6,15 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { HarnessDriver, HarnessPart } from "../../src/drivers/process/types.ts";
-import type { Manifest } from "../../src/manifest/types.ts";
+import { processManifest } from "../helpers/process_manifest.ts";
 import { KILLED_ON_CANCEL } from "../../src/session/harness_attempt.ts";
 import { NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Session } from "../../src/session/session.ts";
 import { toA2A } from "../../src/session/task_record.ts";
 import { prepareWorkdir } from "../../src/session/workdir.ts";
 
-function manifest(dir: string): Manifest {
-  return {
-    name: "k",
-    version: "1",
-    path: `${dir}/murmur.yaml`,
-    dir,
-    inference: {
-      transport: "process",
-      driver: "claude-code",
-      maxTurns: 10,
-      maxTokens: 1000,
-      systemPromptSource: "none",
-      idleTimeoutSecs: 120,
-    },
-    lifecycle: {
-      taskAcceptance: "queue",
-      afterTask: "sleep",
-      queueDepth: 1,
-      conversation: "stateless",
-      maxTaskReopens: 1,
-      shellGraceSecs: 10,
-    },
-    context: { seedBudget: 0.1, seedOverflowMargin: 0.1, compactionThreshold: 0.98 },
-    network: {},
-    capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
-    tools: [],
-    hooks: [],
-  };
+function manifest(dir: string) {
+  return processManifest(dir, {});
 }
 
 /** A harness that starts a turn, ignores the interrupt, and is killed after a grace. */

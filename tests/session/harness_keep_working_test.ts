@@ -8,40 +8,13 @@ import type {
   HarnessDriver,
   HarnessPart,
 } from "../../src/drivers/process/types.ts";
-import type { Manifest } from "../../src/manifest/types.ts";
+import { processManifest } from "../helpers/process_manifest.ts";
 import { NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Session } from "../../src/session/session.ts";
 import { prepareWorkdir } from "../../src/session/workdir.ts";
 
-function manifest(dir: string): Manifest {
-  return {
-    name: "kw",
-    version: "1",
-    path: `${dir}/murmur.yaml`,
-    dir,
-    inference: {
-      transport: "process",
-      driver: "claude-code",
-      maxTurns: 10,
-      maxTokens: 1000,
-      systemPromptSource: "none",
-      idleTimeoutSecs: 120,
-    },
-    lifecycle: {
-      taskAcceptance: "queue",
-      afterTask: "sleep",
-      queueDepth: 1,
-      conversation: "stateless",
-      maxTaskReopens: 1,
-      shellGraceSecs: 10,
-      keepWorking: { limit: 3, message: "Keep going.", until: "DONE" },
-    },
-    context: { seedBudget: 0.1, seedOverflowMargin: 0.1, compactionThreshold: 0.98 },
-    network: {},
-    capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
-    tools: [],
-    hooks: [],
-  };
+function manifest(dir: string) {
+  return processManifest(dir, { keepWorking: { limit: 3, message: "Keep going.", until: "DONE" } });
 }
 
 Deno.test("keep_working on a harness: an early end is resumed with the message until the reply holds `until`", async () => {
