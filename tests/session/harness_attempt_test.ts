@@ -16,6 +16,7 @@ import type {
 import type { ArtifactFrame } from "../../src/events/frames.ts";
 import { EventLog } from "../../src/events/log.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
+import { processManifest } from "../helpers/process_manifest.ts";
 import {
   KILLED_ON_CANCEL,
   type LoopDispatch,
@@ -29,33 +30,7 @@ import type { ToolResult } from "../../src/tools/types.ts";
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 
 function manifest(): Manifest {
-  return {
-    name: "t",
-    version: "1",
-    path: "/x/murmur.yaml",
-    dir: "/x",
-    inference: {
-      transport: "process",
-      driver: "claude-code",
-      maxTurns: 10,
-      maxTokens: 1000,
-      systemPromptSource: "none",
-      idleTimeoutSecs: 120,
-    },
-    lifecycle: {
-      taskAcceptance: "queue",
-      afterTask: "sleep",
-      queueDepth: 1,
-      conversation: "threaded",
-      maxTaskReopens: 1,
-      shellGraceSecs: 10,
-    },
-    context: { seedBudget: 0.1, seedOverflowMargin: 0.1, compactionThreshold: 0.98 },
-    network: {},
-    capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
-    tools: [],
-    hooks: [],
-  };
+  return processManifest("/x", { conversation: "threaded" });
 }
 
 /** A harness that yields `parts` (the last a result), optionally calling the tool dispatch. */
