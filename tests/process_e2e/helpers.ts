@@ -183,17 +183,4 @@ export async function traceOf(
   return (await readTrace(cap)).filter((l) => l.event_type === type && l.task_id === taskId);
 }
 
-/** Polls `check` every 50 ms until it returns a value, failing after `ms`. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  ms = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from "../helpers/until.ts";

@@ -172,20 +172,7 @@ export async function runningFiles(home: string): Promise<string[]> {
   return out.sort();
 }
 
-/** Polls `check` every 25 ms until it returns a value (not undefined), bounded by `ms`. */
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  ms = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { until } from "../helpers/until.ts";
 
 /** One JSON-RPC call to a door at `localhost:<port>`. */
 export async function rpc(
