@@ -81,7 +81,10 @@ export class Wire {
       at = 0;
     } else {
       if (this.#block === null || this.#used + n > this.#block.length) {
-        this.#block = new Uint8Array(this.#nextBlock);
+        // A block holds at least the frame that opens it: a frame under OWN_BUFFER may still be
+        // larger than the next block while blocks are small (issue 13: a 7 KiB tool output on a
+        // wire whose next block was 4 KiB was written past its end).
+        this.#block = new Uint8Array(Math.max(this.#nextBlock, n));
         this.#nextBlock = Math.min(MAX_BLOCK, this.#nextBlock * 2);
         this.#used = 0;
       }

@@ -92,3 +92,42 @@ Deno.test("wire: small loose bytes are copied together with their neighbours, in
   );
   releaseWire(log, w);
 });
+
+Deno.test("wire: frames of every size up to past the own-buffer threshold are whole, whatever the block holds", () => {
+  // Issue 13: a frame larger than the next block but under 16 KiB was written past the block.
+  const enc = new TextEncoder();
+  const sizes = [0, 10, 900, 1500, 3000, 5000, 7000, 9000, 16_000, 16_400, 17_000, 40];
+  // Each size on a fresh wire, after a small frame, and in one sequence that jumps around.
+  const sequences = [...sizes.map((n) => [n]), ...sizes.map((n) => [1, n]), [
+    7000,
+    40,
+    15_000,
+    0,
+    3000,
+  ]];
+  for (const requestId of ["", "s1", "abcde", "r".repeat(200), 0, 9007199254740991]) {
+    const head = `data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`;
+    for (const seq of sequences) {
+      const log = new EventLog();
+      const w = acquireWire(log, requestId, true);
+      for (const size of seq) {
+        // Two-byte characters, so frames end on every byte offset parity.
+        const payload = "é".repeat(size >> 1) + "x".repeat(size & 1);
+        const e = log.append({
+          taskId: "t",
+          contextId: "c",
+          standard: false,
+          activated: { p: payload },
+          state: "TASK_STATE_WORKING",
+          isStatus: false,
+        });
+        const want = enc.encode(`id: ${e.id}\n${head}${JSON.stringify({ p: payload })}}\n\n`);
+        assertEquals(w.frame(e), want, `size ${size} in ${seq}, request id ${requestId}`);
+        const c = new Chunk();
+        assert.ok(w.into(e, c));
+        assertEquals(concat(c.take()), want);
+      }
+      releaseWire(log, w);
+    }
+  }
+});
