@@ -20,9 +20,14 @@ export function writeErr(text: string): Promise<void> {
   return writeAll(Deno.stderr, text);
 }
 
-/** Colour only on a terminal, and never when NO_COLOR is set (to anything). */
-export function stdoutColor(): boolean {
-  return Deno.stdout.isTerminal() && Deno.env.get("NO_COLOR") === undefined;
+/**
+ * Whether to colour stdout: `always` and `never` are the user's word; `auto` colours a terminal
+ * unless NO_COLOR is set to a non-empty value (https://no-color.org: "present and not an empty
+ * string"; a command-line flag overrides it).
+ */
+export function stdoutColor(when: "auto" | "always" | "never" = "auto"): boolean {
+  if (when !== "auto") return when === "always";
+  return Deno.stdout.isTerminal() && !Deno.env.get("NO_COLOR");
 }
 
 /** The terminal's width, or undefined when stdout is not a terminal. */

@@ -1,34 +1,67 @@
 /**
- * `mur watch [SESSION] | --url HOST:PORT [--json]`: follow a running session's event stream
- * (seed 000, "What mur watch implements"). SESSION defaults to @1 and is resolved and verified
- * against the running records; --url skips resolution and presents $MURMUR_DOOR_TOKEN if set.
+ * `mur watch [SESSION] | --url HOST:PORT` and its flags: follow a running session's event stream
+ * (seed 000, "What mur watch implements", the default). SESSION defaults to @1 and is resolved
+ * and verified against the running records; --url skips resolution and presents
+ * $MURMUR_DOOR_TOKEN if set. README "Following a session" documents every flag and exit code.
  */
+import { MurError } from "../errors.ts";
 import { probeCard, resolveSession } from "../session/running.ts";
+import type { TaskCheck } from "../watch/follow.ts";
+import { WATCH_EXIT } from "../watch/outcome.ts";
 import { watch, type WatchTarget } from "../watch/watch.ts";
 import { parse, UsageError, usageFailure } from "./args.ts";
+import { callDoor } from "./door_call.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 
-const USAGE = `usage: mur watch [SESSION] [--json]
-       mur watch --url HOST:PORT [--json]
+const USAGE = `usage: mur watch [SESSION] [options]
+       mur watch --url HOST:PORT [options]
 
-SESSION is @N (N-th newest, default @1), a full ses_ id, or a unique suffix of 4+ characters.
---url presents $MURMUR_DOOR_TOKEN as the bearer token when it is set.`;
+Follows a running session's event stream (murmur.WatchSession) until the capsule closes it.
+
+  SESSION               @N (N-th newest, default @1), a full ses_ id, or a unique suffix of 4+
+                        characters
+  --url HOST:PORT       watch the door at this address; presents $MURMUR_DOOR_TOKEN when set
+  --json                NDJSON: exactly one JSON object per line on stdout,
+                        {"id": <event id, or null for an unnumbered event>, "event": <StreamResponse>}
+  --color WHEN          auto (default: colour when stdout is a terminal and NO_COLOR is unset or
+                        empty), always, or never
+  --task ID             show only this task's events (and the session's gap, lagged and closing
+                        notices); end when the task ends
+  --since N             replay the events after id N instead of from 0 (resume where a lost
+                        connection stopped: "lost after event id N")
+  --exit-status         exit 3 when a followed task failed or was rejected, 4 when one was canceled
+  -h, --help            this text
+
+Exit: 0 when the capsule closes the stream (with --task: when the task ends); 1 with E-IO-003
+when the connection cannot be made or is lost; 2 on a usage error; with --exit-status, 3 or 4
+as above, before 0 or 1.`;
 
 export async function watchCommand(args: string[]): Promise<number> {
   let parsed;
+  let color: boolean;
+  let since: number | undefined;
   try {
     parsed = parse(args, {
       url: { type: "string" },
       json: { type: "boolean" },
+      color: { type: "string" },
+      task: { type: "string" },
+      since: { type: "string" },
+      "exit-status": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     }, USAGE);
     if (parsed.values.help) {
       console.log(USAGE);
-      return 0;
+      return WATCH_EXIT.ok;
     }
     if (parsed.positionals.length > 1) throw new UsageError("too many arguments", USAGE);
     if (parsed.values.url !== undefined && parsed.positionals.length > 0) {
       throw new UsageError("give a SESSION or --url, not both", USAGE);
+    }
+    color = colorValue(parsed.values.color);
+    since = sinceValue(parsed.values.since);
+    if (parsed.values.task !== undefined && parsed.values.task.trim() === "") {
+      throw new UsageError("--task needs a task id (tsk_…)", USAGE);
     }
   } catch (e) {
     if (e instanceof UsageError) return usageFailure("watch", e);
@@ -53,18 +86,59 @@ export async function watchCommand(args: string[]): Promise<number> {
     connected =
       `[murmur] watching ${record.session_id} (${record.capsule_name}@${record.capsule_version}) at ${record.url}`;
   }
+  const taskId = values.task?.trim();
 
   try {
     return await watch(target, { stdout: writeOut, stderr: writeErr }, {
       json: values.json ?? false,
-      color: !values.json && stdoutColor(),
+      color: !values.json && color,
       terminal: Deno.stdout.isTerminal(),
       width: stdoutWidth(),
       connectedLine: connected,
+      since,
+      task: taskId === undefined ? undefined : { id: taskId, check: () => getTask(target, taskId) },
+      exitStatus: values["exit-status"] ?? false,
     });
   } catch (e) {
     // The reader of a pipe went away (`mur watch | head -1`): nothing left to write to.
-    if (e instanceof Deno.errors.BrokenPipe) return 0;
+    if (e instanceof Deno.errors.BrokenPipe) return WATCH_EXIT.ok;
+    throw e;
+  }
+}
+
+/** `--since N`: a decimal event id, 0 or more. */
+function sinceValue(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
+    throw new UsageError(`--since takes an event id (0 or more), not '${value}'`, USAGE);
+  }
+  return n;
+}
+
+/** `--color auto|always|never` → colour on stdout or not. */
+function colorValue(value: string | undefined): boolean {
+  const choice = value ?? "auto";
+  if (choice !== "auto" && choice !== "always" && choice !== "never") {
+    throw new UsageError(`--color takes auto, always or never, not '${value}'`, USAGE);
+  }
+  return stdoutColor(choice);
+}
+
+/** GetTask for `mur watch --task`: does the session hold the task, and has it ended? */
+async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
+  try {
+    const answer = await callDoor(target.url, "GetTask", { id }, target.token);
+    if (answer.ok) {
+      const state = (answer.result as { status?: { state?: unknown } })?.status?.state;
+      return typeof state === "string"
+        ? { kind: "state", state }
+        : { kind: "unknown", why: "GetTask answered without a state" };
+    }
+    if (answer.code === -32001) return { kind: "missing", why: `${answer.code} ${answer.message}` };
+    return { kind: "unknown", why: `GetTask: ${answer.code} ${answer.message}` };
+  } catch (e) {
+    if (e instanceof MurError) return { kind: "unknown", why: e.message };
     throw e;
   }
 }

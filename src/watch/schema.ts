@@ -80,6 +80,19 @@ function frameOf(metadata: Record<string, unknown> | undefined): Frame | "unknow
   return parsed.success ? parsed.data : "unknown";
 }
 
+/**
+ * The task an event belongs to, whatever its member (`statusUpdate`, `artifactUpdate`, `task`,
+ * a `message` naming one); undefined for the session's own events (connection-ack, gap, lagged,
+ * capsule-closed). `mur watch --task` keeps the events of one task and these.
+ */
+export function eventTaskId(result: unknown): string | undefined {
+  if (!result || typeof result !== "object") return undefined;
+  const r = result as Record<string, { taskId?: unknown; id?: unknown } | undefined>;
+  const id = r.statusUpdate?.taskId ?? r.artifactUpdate?.taskId ?? r.task?.id ??
+    r.message?.taskId;
+  return typeof id === "string" ? id : undefined;
+}
+
 /** One StreamResponse (the JSON-RPC `result`) → what the renderer acts on. */
 export function classify(result: unknown): WatchEvent {
   if (!result || typeof result !== "object") return { kind: "ignored" };

@@ -1,6 +1,7 @@
 /**
- * Server-sent events from a response body: `{id, data}` per event, comments (the heartbeat)
- * skipped. Framing is eventsource-parser's, so CRLF, split chunks and multi-line data all parse.
+ * Server-sent events from a response body: `{id, data}` per event, and `{comment}` per comment
+ * line (the heartbeat, `:heartbeat`). Framing is eventsource-parser's, so CRLF, split chunks and
+ * multi-line data all parse.
  */
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 
@@ -10,11 +11,21 @@ export interface SseEvent {
   data: string;
 }
 
+/** A comment line without its `:`. On a capsule's stream the heartbeat is the only one. */
+export interface SseComment {
+  comment: string;
+}
+
 /** Yields each event as soon as its blank line arrives; ends when the body ends. */
-export async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const queue: SseEvent[] = [];
+export async function* sseEvents(
+  body: ReadableStream<Uint8Array>,
+): AsyncGenerator<SseEvent | SseComment> {
+  const queue: (SseEvent | SseComment)[] = [];
   const parser = createParser({
     onEvent: (m: EventSourceMessage) => queue.push({ id: m.id, data: m.data }),
+    // A heartbeat follows everything the door had queued for this connection when it was
+    // written (README "Streams"); `mur watch --task` reads it as "the replay is over".
+    onComment: (c: string) => queue.push({ comment: c }),
   });
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   try {

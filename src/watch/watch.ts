@@ -1,13 +1,17 @@
 /**
  * The murmur.WatchSession client: opens the stream, renders each event as it arrives, and ends
  * with the exit code seed 000 gives: 0 on capsule-closed, E-IO-003 (exit 1) when the connection
- * ends any other way. It never reconnects.
+ * ends any other way. It never reconnects. `--since`, `--task` and `--exit-status` (outcome.ts,
+ * follow.ts) change where the replay starts, which events are shown, when it ends and the code.
  */
 import { MurError } from "../errors.ts";
 import { httpBase } from "../session/running.ts";
 import { sseEvents } from "./sse.ts";
 import { type Out, WatchRenderer } from "./render.ts";
-
+import { classify, eventTaskId } from "./schema.ts";
+import { stateWord } from "./format.ts";
+import { Follow, type TaskToFollow } from "./follow.ts";
+import { Outcomes, WATCH_EXIT } from "./outcome.ts";
 export interface WatchTarget {
   /** `host:port` of the door. */
   url: string;
@@ -32,6 +36,12 @@ export interface WatchOptions {
   /** The stderr line written once the stream is open (the caller knows the session's names). */
   connectedLine: string;
   signal?: AbortSignal;
+  /** `Last-Event-ID` to send: the replay holds the events after this id (seed 000: 0). */
+  since?: number;
+  /** Show this task's events only, and end at its terminal status (`--task`). */
+  task?: TaskToFollow;
+  /** Exit 3 / 4 when a followed task failed (or was rejected) / was canceled (`--exit-status`). */
+  exitStatus?: boolean;
 }
 
 const WATCH_BODY = JSON.stringify({
@@ -52,11 +62,15 @@ async function refusal(res: Response): Promise<string> {
 }
 
 /** Opens the stream; every way it can fail to open is an E-IO-003 saying what to do. */
-export async function openWatch(target: WatchTarget, signal?: AbortSignal): Promise<Response> {
+export async function openWatch(
+  target: WatchTarget,
+  signal?: AbortSignal,
+  since = 0,
+): Promise<Response> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "a2a-version": "1.0",
-    "last-event-id": "0",
+    "last-event-id": String(since),
     accept: "text/event-stream",
   };
   if (target.token) headers.authorization = `Bearer ${target.token}`;
@@ -98,23 +112,56 @@ export async function openWatch(target: WatchTarget, signal?: AbortSignal): Prom
 }
 
 /**
- * Watches until the stream ends. Resolves 0 after capsule-closed; throws E-IO-003 when the
- * connection ends without it (the capsule exited, was killed, or the network dropped).
+ * Watches until the stream ends (with `task`: until that task ends). Resolves with the exit code
+ * (outcome.ts); throws E-IO-003 when the connection ends without capsule-closed, unless
+ * `exitStatus` has a task outcome to report instead (the error is then written to stderr here).
  */
 export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions): Promise<number> {
-  const res = await openWatch(target, opts.signal);
+  const follow = opts.task ? new Follow(opts.task) : undefined;
+  if (follow) {
+    // Asked before the stream opens: see follow.ts.
+    const check = await follow.start();
+    if (check.kind === "missing") {
+      throw new MurError(
+        "E-IO-003",
+        `${target.name} holds no task ${follow.id} (${check.why})`,
+        "mur watch --json | jq -r '.event.statusUpdate.taskId // empty' | uniq lists the session's task ids",
+      );
+    }
+    if (check.kind === "unknown") {
+      await io.stderr(
+        `[murmur] warning: could not ask the door about task ${follow.id} (${check.why}); following the stream until its final status\n`,
+      );
+    }
+  }
+  const res = await openWatch(target, opts.signal, opts.since ?? 0);
   await io.stderr(opts.connectedLine + "\n");
   const renderer = new WatchRenderer({
     color: opts.color,
     terminal: opts.terminal,
     width: opts.width,
   });
+  const outcomes = new Outcomes();
+  const exitStatus = opts.exitStatus ?? false;
   const write = async (outs: Out[]) => {
     for (const o of outs) await (o.to === "stdout" ? io.stdout(o.text) : io.stderr(o.text));
   };
   let lastId: string | undefined;
   try {
-    for await (const ev of sseEvents(res.body!)) {
+    for await (const item of sseEvents(res.body!)) {
+      if ("comment" in item) {
+        const endedAs = await follow?.heartbeat();
+        if (follow && endedAs !== undefined) {
+          if (!opts.json) await write(renderer.finish());
+          await io.stderr(
+            `[murmur] task ${follow.id} ended ${endedAs} (GetTask); this watch did not receive its final status\n`,
+          );
+          outcomes.see(follow.id, endedAs);
+          return outcomes.code(WATCH_EXIT.ok, exitStatus);
+        }
+        continue;
+      }
+      const ev = item;
       if (ev.id !== undefined && ev.id !== "") lastId = ev.id;
       let envelope: { result?: unknown; error?: { code?: unknown; message?: unknown } };
       try {
@@ -129,14 +176,24 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
         );
         continue;
       }
+      const result = envelope.result;
+      if (follow && !follow.keeps(eventTaskId(result))) continue;
       if (opts.json) {
         const id = ev.id !== undefined && /^\d+$/.test(ev.id) ? Number(ev.id) : null;
-        await io.stdout(JSON.stringify({ id, event: envelope.result ?? null }) + "\n");
+        await io.stdout(JSON.stringify({ id, event: result ?? null }) + "\n");
       }
-      const outs = renderer.handle(envelope.result);
+      const outs = renderer.handle(result);
       if (!opts.json) await write(outs);
       else await write(outs.filter((o) => o.to === "stderr"));
-      if (renderer.closed) return 0;
+      if (renderer.closed) return outcomes.code(WATCH_EXIT.ok, exitStatus);
+      const seen = classify(result);
+      if (seen.kind === "status") {
+        const ended = outcomes.see(seen.taskId, stateWord(seen.state));
+        if (follow && ended) {
+          if (!opts.json) await write(renderer.finish());
+          return outcomes.code(WATCH_EXIT.ok, exitStatus);
+        }
+      } else if (seen.kind === "frame" && seen.frame.frame === "lagged") follow?.lagged();
     }
   } catch (e) {
     // A reset mid-read is a lost connection like a clean end of stream; a closed stdout
@@ -145,8 +202,12 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
   }
   if (!opts.json) await write(renderer.finish());
   const where = lastId === undefined ? "lost before any event" : `lost after event id ${lastId}`;
-  throw new MurError(
+  const lost = new MurError(
     "E-IO-003",
     `connection to ${target.name} ${where} — the capsule may still be running; run mur watch again to reattach`,
   );
+  const code = outcomes.code(WATCH_EXIT.lost, exitStatus);
+  if (code === WATCH_EXIT.lost) throw lost;
+  await io.stderr(lost.format() + "\n");
+  return code;
 }
