@@ -26,6 +26,9 @@ const USAGE =
                [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
                [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]`;
 
+/** How long a session that faulted may take to end by itself (README "Running a capsule"). */
+export const FAULT_GRACE_MS = 5_000;
+
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 
 function fail(message: string): never {
@@ -200,6 +203,17 @@ export async function runCommand(args: string[]): Promise<number> {
     holdCancelStatus: isHarnessDriver(driver),
     warn: (line) => console.error(line),
   });
+  // No silent death (README "Running a capsule"): an error nobody caught, anywhere in this process
+  // from here on, ends the session as every other way out does (Session.fault: E-RUN-050).
+  let faultSeen!: () => void;
+  const afterFault = new Promise<void>((r) => (faultSeen = r));
+  const onFault = (ev: Event) => {
+    ev.preventDefault();
+    session.fault(ev instanceof ErrorEvent ? ev.error : (ev as PromiseRejectionEvent).reason);
+    faultSeen();
+  };
+  globalThis.addEventListener("error", onFault);
+  globalThis.addEventListener("unhandledrejection", onFault);
   if (Deno.env.get("MURMUR_DEBUG_SUBSCRIPTIONS")) {
     // A debug line per change of the live subscription count (stream connections, SendMessage
     // waits): what the reliability suite reads to prove disconnects leak nothing.
@@ -317,10 +331,23 @@ export async function runCommand(args: string[]): Promise<number> {
     }
   }
 
+  // After a fault the session ends by itself once its running task has stopped; if the task loop
+  // never comes back, it is ended here, FAULT_GRACE_MS after the fault.
+  let grace: ReturnType<typeof setTimeout> | undefined;
+  const endedAfterFault = afterFault.then(() =>
+    new Promise<SessionStatus>((resolve) => {
+      grace = setTimeout(() => resolve(session.endNow()), FAULT_GRACE_MS);
+    })
+  );
   let status: SessionStatus;
   try {
-    status = await session.run();
+    status = await Promise.race([session.run(), endedAfterFault]);
+  } catch (e) {
+    // The session's own ending failed: a fault like any other.
+    session.fault(e);
+    status = session.endNow();
   } finally {
+    clearTimeout(grace);
     session.log.close();
     await door.shutdown();
     await removeRunningRecord(sessionId).catch(() => {});
@@ -329,6 +356,8 @@ export async function runCommand(args: string[]): Promise<number> {
     Deno.removeSignalListener("SIGTERM", term);
     Deno.removeSignalListener("SIGINT", int);
   }
+  // A fault while the session closed (door, driver) still makes the run a failure.
+  if (session.faulted) status = "failed";
   if (!v.json) console.log(`status: ${status}`);
   if (status !== "ok") {
     const reason = launch?.status.message?.parts[0];

@@ -4,6 +4,7 @@
  * the method. No handler waits on the agent loop.
  */
 import { MurError } from "../errors.ts";
+import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
 import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type Grant } from "./auth.ts";
@@ -277,7 +278,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       port: o.port,
       onListen: () => {},
       onError: (e) => {
-        o.warn(`door: ${e instanceof Error ? e.message : e}`);
+        // A stream view that faulted has said so on stderr already (events/view.ts).
+        if (!(e instanceof ConnectionFault)) o.warn(`door: ${e instanceof Error ? e.message : e}`);
         return bare(500);
       },
     }, handle);

@@ -7,7 +7,7 @@
  */
 
 export interface Beating {
-  /** Called when the connection's heartbeat comes due. */
+  /** Called when the connection's heartbeat comes due. Must not throw. */
   beat(): void;
   /** Next due time (performance.now() ms); owned by the wheel. */
   hbDue: number;
@@ -63,7 +63,14 @@ export class HeartbeatWheel {
       b.hbDue += this.ms;
       if (b.hbDue <= t) b.hbDue = t + this.ms;
       this.#down(0);
-      b.beat(); // may remove b (the connection ends)
+      try {
+        b.beat(); // may remove b (the connection ends)
+      } catch (e) {
+        // `beat` must not throw (the view guards it); one that does is dropped, the others still
+        // beat and the timer is re-armed, and the error is reported as uncaught (subscription.ts).
+        this.remove(b);
+        reportError(e);
+      }
     }
     this.#arm();
   };

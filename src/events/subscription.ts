@@ -16,7 +16,11 @@ export const SUBSCRIPTION_CAPACITY = 128;
 /** A listener is called synchronously once its queue holds capacity − this many events. */
 export const LISTEN_MARGIN = 32;
 
-/** A reader told when there is something to take (see the file comment). */
+/**
+ * A reader told when there is something to take (see the file comment). It must not throw: its
+ * calls run on the stack of whoever appended the event (the task's own loop, for an urgent call)
+ * or in the shared once-per-macrotask pass. The stream view guards its own (view.ts `#guard`).
+ */
 export interface SubscriptionListener {
   /**
    * `urgent`: the queue is about to overflow — take now, even mid-burst. Otherwise this is the
@@ -33,6 +37,21 @@ function runDue(): void {
   const list = due;
   due = [];
   for (const sub of list) sub.fire();
+}
+
+/**
+ * A listener that throws anyway is cut off: its subscription is closed, so it can stop neither
+ * the appender nor the other listeners of the same pass, and the error is reported as uncaught
+ * (`reportError`), which `mur run` turns into the end of the session (E-RUN-050): a listener that
+ * throws is a bug in the runtime, not a fault of one connection.
+ */
+function call(sub: Subscription, l: SubscriptionListener, urgent: boolean): void {
+  try {
+    l.ready(urgent);
+  } catch (e) {
+    sub.close();
+    reportError(e);
+  }
 }
 
 export class Subscription {
@@ -65,7 +84,7 @@ export class Subscription {
     this.#queue.push(entry);
     if (this.#listener) {
       this.#schedule();
-      if (this.#queue.length - this.#head >= this.#listenAt) this.#listener.ready(true);
+      if (this.#queue.length - this.#head >= this.#listenAt) call(this, this.#listener, true);
     }
     this.#notify();
   }
@@ -88,7 +107,7 @@ export class Subscription {
   /** The scheduled call (runDue): tells the listener, if it still listens. */
   fire(): void {
     this.#due = false;
-    this.#listener?.ready(false);
+    if (this.#listener) call(this, this.#listener, false);
   }
 
   #schedule(): void {
@@ -136,7 +155,7 @@ export class Subscription {
   end(): void {
     this.#ended = true;
     this.#notify();
-    this.#listener?.ready(false);
+    if (this.#listener) call(this, this.#listener, false);
   }
 
   /** The reader is gone: stop receiving. */

@@ -8,6 +8,11 @@
  * events are queued (or at once when its queue nears 128), and the view moves everything queued
  * into its write buffer as one chunk. Nothing waits per event or per connection: no promise, no
  * timer of its own (heartbeats come from one shared wheel, heartbeat.ts).
+ *
+ * A connection's faults are its own: every call into a view (the subscription's, the heartbeat
+ * wheel's, the socket side's) runs under `#guard`, so an error while framing or writing for one
+ * connection closes that connection, with one stderr line naming it and the error, and never
+ * reaches the task that appended the event, the trace, the other connections or the session.
  */
 import type { StreamResponse, TaskState } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
@@ -36,6 +41,26 @@ const WRITE_BUFFER: QueuingStrategy<Uint8Array> = {
 };
 
 export type ViewKind = "send" | "subscribe" | "watch";
+
+const METHOD: Record<ViewKind, string> = {
+  send: "SendStreamingMessage",
+  subscribe: "SubscribeToTask",
+  watch: "murmur.WatchSession",
+};
+
+/**
+ * What a faulted connection's stream is errored with (its fault is already on stderr, said once,
+ * by the view): the HTTP layer ends the response with it and need not report it again.
+ */
+export class ConnectionFault extends Error {
+  constructor(readonly line: string, options?: ErrorOptions) {
+    super(line, options);
+    this.name = "ConnectionFault";
+  }
+}
+
+/** Numbers connections for stderr lines (two clients may send the same request id). */
+let opened = 0;
 
 /** What a task stream needs to know about its task when it lost events (lagged recovery). */
 export interface TaskProbe {
@@ -76,6 +101,7 @@ export function openView(o: ViewOptions): ReadableStream<Uint8Array> {
 class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener, Beating {
   hbDue = 0;
   hbIndex = -1;
+  readonly #n = ++opened;
   readonly #o: ViewOptions;
   readonly #sub: Subscription;
   readonly #wire: Wire;
@@ -96,6 +122,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   #heartbeatDue = false;
   #recovery: StreamResponse[] | null = null;
   #recoveryEnds = false;
+  #faulted = false;
 
   constructor(o: ViewOptions) {
     this.#o = o;
@@ -108,7 +135,13 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
         : (e) => e.taskId === taskId && e.standard,
     );
     this.#wire = acquireWire(o.log, o.requestId, o.activated);
-    this.#prelude = this.#opening();
+    try {
+      this.#prelude = this.#opening();
+    } catch (e) {
+      // No stream yet: the request is answered with an error (server.ts), and nothing is held.
+      this.#cleanup();
+      throw e;
+    }
     // A task stream of a task already ended (a replay held its end) has nothing live to wait for.
     if (!this.#done && taskId !== undefined && o.opening && "task" in o.opening) {
       if (isTerminal(o.opening.task.status.state)) this.#done = true;
@@ -119,19 +152,21 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
 
   start(c: ReadableStreamDefaultController<Uint8Array>): void {
     this.#c = c;
-    const prelude = this.#prelude;
-    this.#prelude = null;
-    if (prelude) c.enqueue(prelude);
-    if (this.#done) return this.#finish();
-    this.#wheel = heartbeatWheel(this.#o.heartbeatMs);
-    this.#wheel.add(this);
-    this.#sub.listen(this);
+    this.#guard(() => {
+      const prelude = this.#prelude;
+      this.#prelude = null;
+      if (prelude) c.enqueue(prelude);
+      if (this.#done) return this.#finish();
+      this.#wheel = heartbeatWheel(this.#o.heartbeatMs);
+      this.#wheel.add(this);
+      this.#sub.listen(this);
+    });
   }
 
   pull(): void {
     // Called whenever the socket side wants more; only a write that found the buffer full is
     // waiting for that. New events come through `ready()`, batched.
-    if (this.#blocked && !this.#writing) this.#write(true);
+    if (this.#blocked && !this.#writing) this.#guard(() => this.#write(true));
   }
 
   cancel(): void {
@@ -141,15 +176,52 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   // --- SubscriptionListener / Beating -----------------------------------------------------------
 
   ready(urgent: boolean): void {
-    this.#write(!urgent);
+    // An urgent call runs on the stack of the task that appended the event: see `#guard`.
+    this.#guard(() => this.#write(!urgent));
   }
 
   beat(): void {
-    this.#heartbeatDue = true;
-    // Lagged task streams check their task at each heartbeat (seed 000 "Events a connection
-    // misses").
-    if (this.#lostAny && this.#o.taskId !== undefined) this.#recoverLagged();
-    this.#write(true);
+    this.#guard(() => {
+      this.#heartbeatDue = true;
+      // Lagged task streams check their task at each heartbeat (seed 000 "Events a connection
+      // misses").
+      if (this.#lostAny && this.#o.taskId !== undefined) this.#recoverLagged();
+      this.#write(true);
+    });
+  }
+
+  // --- faults -------------------------------------------------------------------------------------
+
+  /**
+   * Runs one call into this connection. Whatever it throws is this connection's fault alone: the
+   * connection is closed (the client reads a broken stream and may resume with Last-Event-ID),
+   * stderr gets one line naming it and the error, and the caller — the task appending an event,
+   * the shared macrotask pass, the heartbeat wheel — goes on as if the call had returned.
+   */
+  #guard(f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      this.#fault(e);
+    }
+  }
+
+  #fault(e: unknown): void {
+    if (this.#faulted) return;
+    this.#faulted = true;
+    const o = this.#o;
+    const task = o.taskId === undefined ? "" : `, task ${o.taskId}`;
+    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    const line = `stream: connection ${this.#n} (${METHOD[o.kind]}, request id ${
+      JSON.stringify(o.requestId)
+    }${task}) closed after a fault in its own write: ${what.replace(/\s+/g, " ")}`;
+    o.warn(line);
+    this.#cleanup();
+    try {
+      this.#c?.error(new ConnectionFault(line, { cause: e }));
+    } catch {
+      // already closed
+    }
   }
 
   // --- writing ----------------------------------------------------------------------------------

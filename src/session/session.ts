@@ -13,7 +13,7 @@ import { type ExitStatus, type Histories, TaskLoop, type ToolDispatcher } from "
 import { Registry } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
-import { bootstrapLog, type Workdir } from "./workdir.ts";
+import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
 import { SpendMeter } from "./spend.ts";
 import { MurError } from "../errors.ts";
@@ -68,6 +68,8 @@ export type SubmitResult =
   | { kind: "rejected"; task: TaskRecord };
 
 export const BUSY = "task rejected: capsule is busy";
+/** stderr lines for faults after which only the bootstrap log hears of more (a fault storm). */
+const MAX_FAULT_LINES = 5;
 export const CLOSING = "task rejected: the session is closing";
 
 export class Session {
@@ -93,6 +95,8 @@ export class Session {
   #status: SessionStatus = "ok";
   #wake: (() => void) | null = null;
   #ended: Promise<SessionStatus> | null = null;
+  #endWritten = false;
+  #faults = 0;
   readonly #totals = { turns: 0, input: 0, output: 0, tools: 0, shell: 0 };
 
   constructor(opts: SessionOptions) {
@@ -401,6 +405,17 @@ export class Session {
     this.#running = task;
     try {
       const out = await this.#loop.run(task);
+      if (task.state === "TASK_STATE_FAILED" && out.exitStatus === "canceled") {
+        // A runtime error the session recorded (#failAndEnd) ended the task; the loop saw only
+        // its attempt stopped and wrote the result as a cancel.
+        const text = task.status.message?.parts[0];
+        const threaded = this.manifest.lifecycle.conversation === "threaded";
+        writeResult(
+          this.workdir,
+          `error: ${text && "text" in text ? text.text : "task failed"}`,
+          threaded ? task.id : undefined,
+        );
+      }
       this.#totals.turns += out.turns;
       this.#totals.input += out.inputTokens;
       this.#totals.output += out.outputTokens;
@@ -437,16 +452,87 @@ export class Session {
 
   #traceFailed(e: MurError): void {
     this.#opts.warn(e.format());
+    this.#failAndEnd(e);
+  }
+
+  /**
+   * A runtime error ends the session: the running task ends in it (seed 000: TASK_STATE_FAILED
+   * with `error[<code>]: <message>`), not as canceled: nobody canceled it. shutdown() then starts
+   * nothing new and ends the session.
+   */
+  #failAndEnd(e: MurError): void {
     this.#decide("failed", true);
-    // The running task ends in the runtime error (seed 000: TASK_STATE_FAILED with
-    // `error[<code>]: <message>`), not as canceled: nobody canceled it. shutdown() then starts
-    // nothing new and ends the session.
     const running = this.#running;
     if (running && !isTerminal(running.state)) {
-      this.registry.finish(running, "TASK_STATE_FAILED", `error[${e.code}]: ${e.message}`);
+      const reason = `error[${e.code}]: ${e.message}`;
+      this.registry.finish(running, "TASK_STATE_FAILED", reason);
+      this.trace.write("task_failed", this.#sessionEvt, {
+        task_id: running.id,
+        cause: "runtime_error",
+        reason: reason.slice(0, 2000),
+      });
       running.abort.abort();
     }
     this.shutdown();
+  }
+
+  /** Set by the first `fault()`: `mur run` ends failed whenever it came. */
+  get faulted(): boolean {
+    return this.#faults > 0;
+  }
+
+  /**
+   * An error nobody caught, anywhere in `mur run` (an uncaught exception or an unhandled
+   * rejection: run.ts reports them here). It is a bug in mur, so the session does not go on: the
+   * running task ends FAILED with `error[E-RUN-050]: …`, and the session ends the way every other
+   * way out does (queued tasks rejected, hooks, `session_end`, status `failed`). The stack goes to
+   * logs/bootstrap.log; stderr gets the coded line (the first few faults, then a count).
+   */
+  fault(e: unknown): void {
+    const n = ++this.#faults;
+    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    const err = new MurError(
+      "E-RUN-050",
+      `an internal error ended the session: ${what.replace(/\s+/g, " ")}`,
+      `this is a bug in mur; its stack is in ${this.workdir.bootstrapLog}`,
+    );
+    bootstrapLog(this.workdir, `${err.format()}\n${e instanceof Error ? e.stack : ""}`);
+    if (n <= MAX_FAULT_LINES) this.#opts.warn(err.format());
+    else if (n === MAX_FAULT_LINES + 1) {
+      this.#opts.warn("error[E-RUN-050]: more internal errors follow; see the bootstrap log");
+    }
+    if (n > 1) return;
+    // A fault decides the status whatever the tasks did: the session did not end as it should.
+    this.#status = "failed";
+    this.#failAndEnd(err);
+  }
+
+  /**
+   * The end when the session could not end by itself after a fault (the task loop never came
+   * back): every task not ended is failed or rejected, `session_end` is written and the trace
+   * closed, here and now, without hooks. Does nothing once `session_end` is written.
+   */
+  endNow(): SessionStatus {
+    if (this.#endWritten) return this.#status;
+    this.#status = "failed";
+    for (const t of this.registry.all()) {
+      if (isTerminal(t.state)) continue;
+      if (t.state === "TASK_STATE_SUBMITTED" && t !== this.#running) {
+        this.registry.finish(
+          t,
+          "TASK_STATE_REJECTED",
+          "task rejected: the session ended before this task started",
+        );
+      } else {
+        this.registry.finish(
+          t,
+          "TASK_STATE_FAILED",
+          "error[E-RUN-050]: the session ended after an internal error",
+        );
+      }
+    }
+    this.#writeEnd();
+    return this.#status;
   }
 
   async #end(): Promise<SessionStatus> {
@@ -475,6 +561,13 @@ export class Session {
       exit_status: this.#status,
     });
     await this.#opts.hooks.drain();
+    this.#writeEnd(durationMs);
+    return this.#status;
+  }
+
+  #writeEnd(durationMs = this.#clock() - this.#started): void {
+    if (this.#endWritten) return;
+    this.#endWritten = true;
     this.#detached.abandonAll();
     this.trace.write("session_end", this.#sessionEvt, {
       total_turns: this.#totals.turns,
@@ -486,7 +579,6 @@ export class Session {
       exit_status: this.#status,
     });
     this.trace.close();
-    return this.#status;
   }
 }
 

@@ -25,6 +25,8 @@ export async function inprocCapsule(
   manifest: Record<string, unknown>,
   script: Record<string, unknown>,
   hooks: Partial<Hooks> = {},
+  /** The session's and the door's stderr lines (dropped by default). */
+  warn: (line: string) => void = () => {},
 ): Promise<InProc> {
   const dir = await writeCapsule({ manifest, script });
   const { manifest: m } = await loadManifest(dir);
@@ -41,7 +43,7 @@ export async function inprocCapsule(
     }),
     hooks: { ...NO_HOOKS, ...hooks },
     idleTimeoutMs: 30_000,
-    warn: () => {},
+    warn,
   });
   await session.begin({});
   const door = await startDoor({
@@ -51,7 +53,7 @@ export async function inprocCapsule(
     tools: [],
     streamsText: true,
     heartbeatMs: 15_000,
-    warn: () => {},
+    warn,
   });
   const running = session.run();
   return {

@@ -18,6 +18,8 @@ export interface RunOptions {
   manifestFile?: boolean;
   /** Pass this as `--manifest` instead (relative to the capsule's dir, the process's cwd). */
   manifestArg?: string;
+  /** The script `deno run` starts instead of main.ts (a test's wrapper around the same entry). */
+  entry?: string;
 }
 
 export interface RunEnd {
@@ -47,7 +49,7 @@ export async function spawnRun(o: RunOptions): Promise<Run> {
   const home = `${dir}/.murmur-home`;
   const manifestArg = o.manifestArg ?? (o.manifestFile ? `${dir}/murmur.yaml` : dir);
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
+    args: ["run", "-A", o.entry ?? MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
     env: { MURMUR_HOME: home, NO_COLOR: "1", ...o.env },
     cwd: dir,
     stdin: "null",
