@@ -18,12 +18,27 @@ export interface Beating {
 /** Due times within this of now are written in the same tick (a timer never fires early). */
 const SLACK_MS = 1;
 
+/** The one timer the wheel arms (tests pass a manual one and run it themselves). */
+export interface WheelTimer {
+  set(f: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const realTimer: WheelTimer = {
+  set: (f, ms) => setTimeout(f, ms),
+  clear: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
 export class HeartbeatWheel {
   #heap: Beating[] = [];
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timer: unknown;
   #at = Infinity;
 
-  constructor(readonly ms: number, private readonly now: () => number) {}
+  constructor(
+    readonly ms: number,
+    private readonly now: () => number,
+    private readonly timer: WheelTimer = realTimer,
+  ) {}
 
   add(b: Beating): void {
     b.hbDue = this.now() + this.ms;
@@ -81,11 +96,11 @@ export class HeartbeatWheel {
     if (this.#timer !== undefined && this.#at <= head.hbDue) return;
     this.#disarm();
     this.#at = head.hbDue;
-    this.#timer = setTimeout(this.#tick, Math.max(0, head.hbDue - this.now()));
+    this.#timer = this.timer.set(this.#tick, Math.max(0, head.hbDue - this.now()));
   }
 
   #disarm(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.timer.clear(this.#timer);
     this.#timer = undefined;
     this.#at = Infinity;
   }

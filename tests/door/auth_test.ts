@@ -263,8 +263,8 @@ Deno.test("auth gate runs before the body, path or method is read", async () => 
     const port = portOf(cap);
     const head = (lines: string[]) =>
       ["POST / HTTP/1.1", `host: 127.0.0.1:${port}`, ...lines, "", ""].join("\r\n");
-    // A declared body that never comes: the 401 arrives anyway (the body was not awaited).
-    const t0 = Date.now();
+    // A declared body that never comes: the 401 arrives anyway (the body was not awaited; a
+    // door that read it would never answer).
     const a = await rawRequest(
       port,
       head(["content-type: application/json", "content-length: 1000000", "a2a-version: 1.0"]),
@@ -272,7 +272,6 @@ Deno.test("auth gate runs before the body, path or method is read", async () => 
       5_000,
     );
     assert.equal(a.status, 401);
-    assert.ok(Date.now() - t0 < 3_000);
     assert.deepEqual(a.headers.get("www-authenticate"), [`Bearer realm="${NAME}"`]);
     // Over the body cap, not JSON, unknown paths: 401 first, never 413 / 404 / -32700.
     const big = await rawRequest(

@@ -75,13 +75,15 @@ Deno.test("50 concurrent SendMessage: queue_depth queued + 1 running accepted, t
   }
 });
 
-Deno.test("GetTask and ListTasks answer in milliseconds while a turn runs for seconds", async () => {
+Deno.test("GetTask and ListTasks answer while a turn runs, and while a blocking SendMessage waits", async () => {
+  // The long turn does not end until it is canceled, so every answer that arrives before the
+  // cancel came while the turn ran: no clock is needed to show the door did not wait for it.
   const cap = await capsule({
     lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 3 },
     script: {
       tasks: [
         { match: "^quick", turns: [{ steps: [{ text: "quick answer" }] }] },
-        { turns: [{ steps: [{ text: "long answer", delay_ms: 6_000 }] }] },
+        { turns: [{ steps: [{ text: "long answer", delay_ms: 600_000 }] }] },
       ],
     },
   });
@@ -98,27 +100,23 @@ Deno.test("GetTask and ListTasks answer in milliseconds while a turn runs for se
       "SendMessage",
       message("queued", {}, { returnImmediately: true }),
     );
-    const times: number[] = [];
     for (let i = 0; i < 20; i++) {
-      let t0 = performance.now();
       const g = await call(cap.base, "GetTask", { id });
-      times.push(performance.now() - t0);
       assert.equal(g.json.result.status.state, "TASK_STATE_WORKING");
-      t0 = performance.now();
       const l = await call(cap.base, "ListTasks", { includeArtifacts: true });
-      times.push(performance.now() - t0);
       assert.equal(l.json.result.totalSize, 2);
     }
-    times.sort((a, b) => a - b);
-    const median = times[Math.floor(times.length / 2)];
-    // Generous bounds for a shared machine: the turn itself takes 6 s.
-    assert.ok(median < 100, `median ${median.toFixed(1)} ms`);
-    assert.ok(times[times.length - 1] < 1_000, `max ${times[times.length - 1].toFixed(1)} ms`);
-    // A blocking SendMessage in flight does not hold the door either.
-    const blocking = call(cap.base, "SendMessage", message("quick, but waits its turn"));
-    const t0 = performance.now();
-    await call(cap.base, "GetTask", { id });
-    assert.ok(performance.now() - t0 < 1_000);
+    // A blocking SendMessage in flight does not hold the door either: GetTask answers while it
+    // still waits (its task cannot run before the long one is canceled).
+    let answeredFirst = false;
+    const blocking = call(cap.base, "SendMessage", message("quick, but waits its turn"))
+      .then((r) => {
+        answeredFirst = true;
+        return r;
+      });
+    const g = await call(cap.base, "GetTask", { id });
+    assert.equal(g.json.result.status.state, "TASK_STATE_WORKING");
+    assert.equal(answeredFirst, false, "the blocking SendMessage cannot have answered yet");
     for (const t of [id, queued.json.result.task.id]) {
       const cancel = await call(cap.base, "CancelTask", { id: t });
       assert.equal(cancel.json.result.status.state, "TASK_STATE_CANCELED");

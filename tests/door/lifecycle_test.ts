@@ -19,29 +19,52 @@ import {
   waitTask,
 } from "./helpers.ts";
 import { inprocCapsule } from "./inproc.ts";
+import { until } from "../helpers/until.ts";
 
 const BUSY = "task rejected: capsule is busy";
 const CLOSING = "task rejected: the session is closing";
 const ENDED = "task rejected: the session ended before this task started";
 const STOPPED = "task rejected: the session was stopped before this task started";
 
+/**
+ * A task that runs until the test says: its first turn waits in a shell command for a `release`
+ * file in the session's workdir (`release(cap)`), however long the test's other steps take.
+ */
+function gated(then: Record<string, unknown>) {
+  const wait = "until [ -e release ]; do sleep 0.05; done";
+  return {
+    turns: [
+      { steps: [{ tool_call: { id: "gate", name: "bash", input: { command: wait } } }] },
+      { steps: [then] },
+    ],
+  };
+}
+
+/** Lets every gated task of the capsule go on. */
+function release(cap: { ready: { workdir: string } }): Promise<void> {
+  return Deno.writeTextFile(`${cap.ready.workdir}/release`, "");
+}
+
+/** Gated tasks run a shell command. */
+const SHELL = { capabilities: { shell: { allow: ["bash"] } } };
+
 const script = {
   tasks: [
-    { match: "^slowfail", turns: [{ steps: [{ error: "scripted failure", delay_ms: 1_500 }] }] },
-    { match: "^slowok", turns: [{ steps: [{ text: "slow ok", delay_ms: 1_500 }] }] },
-    { match: "^slow", turns: [{ steps: [{ text: "slow", delay_ms: 4_000 }] }] },
+    { match: "^slowfail", ...gated({ error: "scripted failure" }) },
+    { match: "^slowok", ...gated({ text: "slow ok" }) },
+    // Never ends by itself within a test: canceled, stopped or signalled.
+    { match: "^slow", turns: [{ steps: [{ text: "slow", delay_ms: 600_000 }] }] },
     { match: "^fail", turns: [{ steps: [{ error: "scripted failure" }] }] },
     { turns: [{ steps: [{ text: "ok" }] }] },
   ],
 };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 Deno.test("task_acceptance none: the launch task runs, every message is refused -32004, then the capsule exits", async () => {
   const cap = await capsule({
     lifecycle: { task_acceptance: "none" },
     script,
-    args: ["--task", "slow launch"],
+    args: ["--task", "slowok launch"],
+    extra: SHELL,
   });
   try {
     const card = await (await fetch(cap.base + "/.well-known/agent-card.json")).json();
@@ -68,6 +91,7 @@ Deno.test("task_acceptance none: the launch task runs, every message is refused 
       assert.equal(s.json.error.code, -32004, s.text);
     }
     assert.equal((await list(cap.base)).totalSize, 1, "nothing was started");
+    await release(cap);
     const out = await ended(cap);
     assert.equal(out.code, 0, out.stderr);
   } finally {
@@ -76,7 +100,7 @@ Deno.test("task_acceptance none: the launch task runs, every message is refused 
 });
 
 Deno.test("task_acceptance single: one task, the next rejected busy (not kept), then the capsule exits", async () => {
-  const cap = await capsule({ lifecycle: { task_acceptance: "single" }, script });
+  const cap = await capsule({ lifecycle: { task_acceptance: "single" }, script, extra: SHELL });
   try {
     const first = await submit(cap.base, "slowok one");
     assert.equal(first.status.state, "TASK_STATE_SUBMITTED");
@@ -103,6 +127,7 @@ Deno.test("task_acceptance single: one task, the next rejected busy (not kept), 
       assert.equal(b.json.result.task.status.state, "TASK_STATE_REJECTED");
     }
     assert.equal((await list(cap.base)).totalSize, 1);
+    await release(cap);
     const out = await ended(cap);
     assert.equal(out.code, 0, out.stderr);
   } finally {
@@ -179,10 +204,12 @@ Deno.test("queue + exit: tasks run in turn until the queue is empty; the last on
     const cap = await capsule({
       lifecycle: { task_acceptance: "queue", after_task: "exit", queue_depth: 2 },
       script,
+      extra: SHELL,
     });
     try {
       const a = await submit(cap.base, first);
       const b = await submit(cap.base, second);
+      await release(cap);
       const out = await ended(cap);
       assert.equal(out.code, code, `${first} / ${second}: ${out.stderr}`);
       const starts = (await traceOf(cap)).filter((e) => e.event_type === "task_start");
@@ -201,7 +228,6 @@ Deno.test("queue + sleep: stays up between tasks; SIGTERM rejects queued tasks a
   try {
     const one = await submit(cap.base, "fine");
     await waitTask(cap.base, one.id, (t) => t.status.state === "TASK_STATE_COMPLETED");
-    await sleep(300);
     const slow = await submit(cap.base, "slow running");
     await waitTask(cap.base, slow.id, (t) => t.status.state === "TASK_STATE_WORKING");
     const queued = await submit(cap.base, "queued");
@@ -209,9 +235,10 @@ Deno.test("queue + sleep: stays up between tasks; SIGTERM rejects queued tasks a
     const busy = await submit(cap.base, "no room");
     assert.equal(busy.status.state, "TASK_STATE_REJECTED");
     assert.equal(busy.status.message?.parts[0].text, BUSY);
-    // A blocking caller waits on the queued task; SIGTERM ends the session.
-    const waiting = call(cap.base, "SendMessage", message("blocked", { taskId: undefined }));
-    await sleep(200);
+    // A blocking caller finds no room either (two queued already): rejected busy at once.
+    const blocked = await call(cap.base, "SendMessage", message("blocked", { taskId: undefined }));
+    assert.equal(blocked.json.result.task.status.state, "TASK_STATE_REJECTED");
+    assert.equal(blocked.json.result.task.status.message?.parts[0].text, BUSY);
     cap.kill("SIGTERM");
     const out = await ended(cap);
     assert.equal(out.code, 1, "a task was running at SIGTERM: canceled");
@@ -224,9 +251,6 @@ Deno.test("queue + sleep: stays up between tasks; SIGTERM rejects queued tasks a
       assert.equal(e.reason, ENDED);
       assert.equal(e.cause, "session_ended");
     }
-    const blocked = await waiting;
-    // The blocking call found no room (two queued already): rejected busy at once.
-    assert.equal(blocked.json.result.task.status.state, "TASK_STATE_REJECTED");
   } finally {
     await cap.close();
   }
@@ -241,7 +265,11 @@ Deno.test("a blocking SendMessage on a queued task answers its rejection when th
     const slow = await submit(cap.base, "slow running");
     await waitTask(cap.base, slow.id, (t) => t.status.state === "TASK_STATE_WORKING");
     const waiting = call(cap.base, "SendMessage", message("queued and waiting"));
-    await sleep(300);
+    // The caller waits on its task from the moment the task exists (one synchronous step).
+    await until(
+      "the blocking call's task",
+      async () => (await list(cap.base)).tasks.length === 2 ? true : undefined,
+    );
     cap.kill("SIGTERM");
     const a = await waiting;
     const t = a.json.result.task;
@@ -300,7 +328,12 @@ Deno.test("murmur.StopSession: cancels every held task, starts nothing after; la
     const late = await submit(cap.base, "fine but late");
     assert.equal(late.status.state, "TASK_STATE_SUBMITTED");
     const waiting = call(cap.base, "SendMessage", message("fine, waiting"));
-    await sleep(800);
+    await until(
+      "the blocking call's task",
+      async () => (await list(cap.base)).tasks.length === 4 ? true : undefined,
+    );
+    // Both submits woke the task loop; neither task started (the trace below has no task_start
+    // for them either).
     assert.equal(
       (await call(cap.base, "GetTask", { id: late.id })).json.result.status.state,
       "TASK_STATE_SUBMITTED",
@@ -399,6 +432,7 @@ Deno.test("queue lanes: peer tasks start before bg ones; 'user' and unknown orig
   const cap = await capsule({
     lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 8 },
     script,
+    extra: SHELL,
   });
   try {
     const running = await submit(cap.base, "slowok first");
@@ -412,6 +446,7 @@ Deno.test("queue lanes: peer tasks start before bg ones; 'user' and unknown orig
     const d = await submit(cap.base, "d", origin("completion"));
     const e = await submit(cap.base, "e", origin("PEER"));
     const f = await submit(cap.base, "f", origin("schedule"));
+    await release(cap);
     for (const t of [a, b, c, d, e, f]) {
       await waitTask(cap.base, t.id, (x) => x.status.state === "TASK_STATE_COMPLETED");
     }

@@ -4,13 +4,15 @@
  * other connections and the log go on. The fault is injected the way a framing bug would strike:
  * the shared wire of one request id throws.
  */
+import { setImmediate } from "node:timers";
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { EventLog } from "../../src/events/log.ts";
 import { ConnectionFault, openView } from "../../src/events/view.ts";
 import { acquireWire, releaseWire } from "../../src/events/wire.ts";
 import { appendMany, input } from "./helpers.ts";
 
-const macrotask = () => new Promise<void>((r) => setTimeout(r, 0));
+// The subscription's once-per-macrotask call is a setImmediate; one queued after it runs after it.
+const macrotask = () => new Promise<void>((r) => setImmediate(r));
 const dec = new TextDecoder();
 
 /** Reads a view's stream to its end; resolves with its text, or the error that broke it. */

@@ -24,24 +24,24 @@ Deno.test("on-task-end observers that hang, crash, print garbage or answer an ar
     binding: "on-task-end",
     command: [`./hooks/${n}.sh`],
   }));
-  const started = Date.now();
+  // The deadline is far above what the quick hooks take on a loaded machine and far below the
+  // hanging one's 30 s: only the hanging hook can meet it.
   const run = await runLaunch({
     manifest: { name: "hookfail", version: "0.1.0", hooks },
     script: { tasks: [{ turns: [{ steps: [{ text: "all good" }] }, { steps: [{ text: "x" }] }] }] },
     files,
     task: "do it",
-    env: { MURMUR_HOOK_TIMEOUT_MS: "700" },
+    env: { MURMUR_HOOK_TIMEOUT_MS: "5000" },
   });
   try {
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.result, "all good");
-    assert.ok(Date.now() - started < 20_000, "the hanging hook was killed at its deadline");
     const end = ofType(run.trace, "task_end")[0];
     assert.equal(end.exit_status, "ok");
     assert.equal(end.reopen_count, 0);
     assert.equal(ofType(run.trace, "task_reopened").length, 0);
 
-    assert.match(await readLog(run.workdir, "hang"), /failed: it did not answer within 700 ms/);
+    assert.match(await readLog(run.workdir, "hang"), /failed: it did not answer within 5000 ms/);
     const crash = await readLog(run.workdir, "crash");
     assert.match(crash, /failed: it exited with status 3/);
     assert.match(crash, /stderr: boom: disk on fire/);
@@ -192,7 +192,8 @@ Deno.test("async hooks: errors and timeouts are hook_dispatch_error; arms are di
     },
     files,
     task: "go",
-    env: { MURMUR_HOOK_TIMEOUT_MS: "800" },
+    // The slow hook takes 0.3 s, the hanging one 30: the deadline sits far from both.
+    env: { MURMUR_HOOK_TIMEOUT_MS: "5000" },
   });
   try {
     assert.equal(run.code, 0, run.stderr);

@@ -7,6 +7,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { HarnessDriver, HarnessPart } from "../../src/drivers/process/types.ts";
 import { processManifest } from "../helpers/process_manifest.ts";
+import { until } from "../helpers/until.ts";
 import { KILLED_ON_CANCEL } from "../../src/session/harness_attempt.ts";
 import { NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Session } from "../../src/session/session.ts";
@@ -61,11 +62,7 @@ Deno.test("CancelTask on a process task whose harness had to be killed: CANCELED
     const res = session.submit({ text: "go", origin: "user", trusted: true });
     assert(res.kind === "accepted");
     const task = res.task;
-    // wait for the turn to start
-    for (let i = 0; i < 100 && task.state !== "TASK_STATE_WORKING"; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    assertEquals(task.state, "TASK_STATE_WORKING");
+    await until("the turn to start", () => task.state === "TASK_STATE_WORKING" || undefined);
     assert(session.cancel(task));
     // GetTask answers CANCELED at once; no terminal event is written yet.
     assertEquals(toA2A(task).status.state, "TASK_STATE_CANCELED");

@@ -92,6 +92,23 @@ Deno.test("SIGKILL while a detached shell runs, then --resume: the lost shell is
       5_000,
       "the shell's pid",
     );
+    // The record of the conversation so far holds the detached call's result (written right
+    // after the call returns): that is what the resume continues.
+    await until(
+      async () => {
+        try {
+          for await (const e of Deno.readDir(`${oldWd}/conversation`)) {
+            const rec = JSON.parse(await Deno.readTextFile(`${oldWd}/conversation/${e.name}`));
+            if ((rec.messages as Rec[]).some((m) => m.role === "tool")) return true;
+          }
+        } catch {
+          // not written yet, or caught mid-write
+        }
+        return undefined;
+      },
+      15_000,
+      "the conversation record with the tool result",
+    );
     cap.kill("SIGKILL");
     await cap.finished();
     const before = await traceOf(oldWd);

@@ -17,6 +17,40 @@ import {
 
 type R = Record<string, Record<string, unknown>>;
 
+/**
+ * A task `slow <name>` writes 20 text frames, then waits in a shell command until the test
+ * creates `release-<name>` in the workdir (`release`), then writes 20 more: it is still working
+ * for as long as the test needs, however slow the machine.
+ */
+function slow(name: string) {
+  const wait = `until [ -e release-${name} ]; do sleep 0.05; done`;
+  return {
+    match: `^slow ${name}$`,
+    turns: [
+      {
+        steps: [
+          { text: "s", repeat: 20 },
+          { tool_call: { id: `gate-${name}`, name: "bash", input: { command: wait } } },
+        ],
+      },
+      { steps: [{ text: "s", repeat: 20 }] },
+    ],
+  };
+}
+
+function release(cap: Capsule, name: string): Promise<void> {
+  return Deno.writeTextFile(`${cap.ready.workdir}/release-${name}`, "");
+}
+
+/** Waits until task `id` waits at its gate (its tool call has started), read from a watch. */
+async function atGate(cap: Capsule, id: string): Promise<void> {
+  const res = await streamRequest(cap.base, "murmur.WatchSession", {}, { "Last-Event-ID": "0" });
+  await collect(res, (e) => {
+    const su = (e.data.result as R).statusUpdate;
+    return su?.taskId === id && frameOf(e)?.frame === "tool-call-started";
+  });
+}
+
 /** A queue capsule; every task writes `n` text frames (plus its statuses). */
 function capsule(n: number, delay = 0): Promise<Capsule> {
   return startCapsule({
@@ -24,10 +58,13 @@ function capsule(n: number, delay = 0): Promise<Capsule> {
       name: "replay",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 5 },
+      capabilities: { shell: { allow: ["bash"] } },
     },
     script: {
       tasks: [
-        { match: "^slow", turns: [{ steps: [{ text: "s", repeat: 100, delay_ms: 20 }] }] },
+        slow("one"),
+        slow("again"),
+        slow("x"),
         {
           turns: [{
             steps: [delay ? { text: "t", repeat: n, delay_ms: delay } : { text: "t", repeat: n }],
@@ -140,12 +177,13 @@ Deno.test("task stream replay: after the opening task, this task's events above 
     });
     const b = (send.result as { task: { id: string } }).task.id;
     assert(a !== b);
-    // Wait until the slow task has written some events.
-    await new Promise((r) => setTimeout(r, 300));
+    // The slow task has written events and waits at its gate.
+    await atGate(cap, b);
     // Plain SubscribeToTask with Last-Event-ID 0: opening task, then b's standard events only.
     const plain = await streamRequest(cap.base, "SubscribeToTask", { id: b }, {
       "Last-Event-ID": "0",
     });
+    await release(cap, "one");
     const pe = await collect(plain, (e) => {
       const su = (e.data.result as R).statusUpdate;
       return !!su && (su.status as { state: string }).state === "TASK_STATE_COMPLETED";
@@ -168,7 +206,7 @@ Deno.test("task stream replay: after the opening task, this task's events above 
       configuration: { returnImmediately: true },
     });
     const cid = (c.result as { task: { id: string } }).task.id;
-    await new Promise((r) => setTimeout(r, 200));
+    await atGate(cap, cid);
     const act2 = await streamRequest(cap.base, "SubscribeToTask", { id: cid }, {
       "Last-Event-ID": "100000",
       "A2A-Extensions": STREAM_URI,
@@ -199,12 +237,13 @@ Deno.test("task stream without Last-Event-ID: no replay, only live events after 
       configuration: { returnImmediately: true },
     });
     const id = (c.result as { task: { id: string } }).task.id;
-    await new Promise((r) => setTimeout(r, 250));
+    await atGate(cap, id);
     const before = (await cap.rpc("GetTask", { id })).result as { status: { state: string } };
     assertEquals(before.status.state, "TASK_STATE_WORKING");
     const res = await streamRequest(cap.base, "SubscribeToTask", { id }, {
       "A2A-Extensions": STREAM_URI,
     });
+    await release(cap, "x");
     const evs = await collect(res, (e) => {
       const su = (e.data.result as R).statusUpdate;
       return !!su && (su.status as { state: string }).state === "TASK_STATE_COMPLETED";

@@ -126,7 +126,9 @@ Deno.test("claude cli: thinking streams as reasoning and opens no extra turn", a
 });
 
 Deno.test("claude cli: a bridged tool call → tool-call-started, progress, a fenced tool result; a slow call is no inactivity", async () => {
-  const s = await setup({ inactivityMs: 3_000 });
+  // The limit is far above how long the fake harness takes to start and call on a loaded
+  // machine; the call outlasts it.
+  const s = await setup({ inactivityMs: 8_000 });
   const calls: ToolCall[] = [];
   try {
     const parts = await collect(
@@ -137,7 +139,7 @@ Deno.test("claude cli: a bridged tool call → tool-call-started, progress, a fe
         dispatch: async (call: ToolCall): Promise<ToolResult> => {
           calls.push(call);
           // Longer than the inactivity limit: a request-input wait looks like this.
-          await new Promise((r) => setTimeout(r, 4_000));
+          await new Promise((r) => setTimeout(r, 9_000));
           return fenced("echo", `ECHO ${call.input.text}`);
         },
       }),

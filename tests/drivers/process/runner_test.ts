@@ -239,10 +239,10 @@ Deno.test("runner: a missing binary is E-RUN-006 naming where it came from", asy
 Deno.test("runner: a child left behind after the result does not hold the run open", async () => {
   const { d, dir } = await driver("stray-child", {}, { exitGraceMs: 300 });
   try {
-    const started = Date.now();
-    const r = resultOf(await collect(d, request(), { timeoutMs: 10_000 }));
+    // The stray child holds the harness's stdout for 30 s: a run that waited for it would not
+    // end within the collect's 20 s bound.
+    const r = resultOf(await collect(d, request(), { timeoutMs: 20_000 }));
     assert.equal(r.outcome.status, "completed");
-    assert.ok(Date.now() - started < 5_000, "the stray child's stdout did not keep us waiting");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
