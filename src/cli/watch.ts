@@ -30,6 +30,8 @@ Follows a running session's event stream (murmur.WatchSession) until the capsule
   --since N             replay the events after id N instead of from 0 (resume where a lost
                         connection stopped: "lost after event id N")
   --exit-status         exit 3 when a followed task failed or was rejected, 4 when one was canceled
+  --labels              name the task on every status line ([tsk a1b2c3]); without it, status
+                        lines are named once the session shows more than one task
   -h, --help            this text
 
 Exit: 0 when the capsule closes the stream (with --task: when the task ends); 1 with E-IO-003
@@ -48,6 +50,7 @@ export async function watchCommand(args: string[]): Promise<number> {
       task: { type: "string" },
       since: { type: "string" },
       "exit-status": { type: "boolean" },
+      labels: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     }, USAGE);
     if (parsed.values.help) {
@@ -91,6 +94,7 @@ export async function watchCommand(args: string[]): Promise<number> {
   try {
     return await watch(target, { stdout: writeOut, stderr: writeErr }, {
       json: values.json ?? false,
+      labels: values.labels ?? false,
       color: !values.json && color,
       terminal: Deno.stdout.isTerminal(),
       width: stdoutWidth(),

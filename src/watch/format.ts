@@ -122,6 +122,16 @@ export function responseLines(text: string, width?: number): string[] {
   return out;
 }
 
+/**
+ * A short label for a task: `tsk` and the last 6 hex digits of its id (what `mur cancel` takes as a
+ * task suffix), else the id itself.
+ */
+export function taskLabel(taskId: string): string {
+  const m = /^tsk_[0-9a-f]{26}([0-9a-f]{6})$/.exec(taskId);
+  if (m) return `tsk ${m[1]}`;
+  return taskId.length > 16 ? `tsk …${taskId.slice(-12)}` : `tsk ${taskId}`;
+}
+
 /** A short label for a context on a threaded session: the last 6 hex of a `ctx_` id, else the id. */
 export function contextLabel(contextId: string | undefined): string {
   if (!contextId) return "ctx ?";

@@ -8,6 +8,11 @@
  * On a `threaded` session (connection-ack's conversationMode), lines of several contexts
  * interleave, so every stdout line starts with its context's label, `[ctx a1b2c3] `, and text of
  * one context never continues on a line another context's text opened.
+ *
+ * Status lines name their task, `[tsk a1b2c3] ` (the last 6 hex digits of its id), once the watch
+ * has seen more than one task (a queued task canceled or rejected without ever running included),
+ * or from the first line with `labels` (`mur watch --labels`). A session that runs one task reads
+ * as before. The suffix is what `mur cancel SESSION a1b2c3` takes.
  */
 import { classify } from "./schema.ts";
 import {
@@ -18,6 +23,7 @@ import {
   showControls,
   stateWord,
   statusLine,
+  taskLabel,
   TERMINAL_WORDS,
 } from "./format.ts";
 
@@ -33,6 +39,8 @@ export interface RenderOptions {
   terminal?: boolean;
   /** Terminal width for wrapping the response; absent in a pipe (no wrapping). */
   width?: number;
+  /** Label every status line with its task, not only once a second task shows up. */
+  labels?: boolean;
 }
 
 export class WatchRenderer {
@@ -48,16 +56,24 @@ export class WatchRenderer {
   private color: boolean;
   private terminal: boolean;
   private width?: number;
+  private labels: boolean;
+  /** Every task this watch has read an event of. */
+  private tasks = new Set<string>();
 
   constructor(opts: RenderOptions = {}) {
     this.color = opts.color ?? false;
     this.terminal = opts.terminal ?? false;
     this.width = opts.width;
+    this.labels = opts.labels ?? false;
   }
 
   /** One StreamResponse (the JSON-RPC `result`) → what to write. */
   handle(result: unknown): Out[] {
     const ev = classify(result);
+    // A task first met at its canceled or rejected status (a queued task that never ran) is named
+    // even on a session that has shown no other task: that line is all the watch sees of it.
+    const firstSight = "taskId" in ev && ev.taskId !== undefined && !this.tasks.has(ev.taskId);
+    if ("taskId" in ev && ev.taskId !== undefined) this.tasks.add(ev.taskId);
     switch (ev.kind) {
       case "ignored":
         return [];
@@ -66,7 +82,11 @@ export class WatchRenderer {
         return [];
       case "status": {
         const word = stateWord(ev.state);
+        const named = this.labels || this.tasks.size > 1 ||
+          (firstSight && (word === "canceled" || word === "rejected"));
+        const tag = named ? paint(`[${taskLabel(ev.taskId)}]`, "label", this.color) + " " : "";
         const lines = [
+          tag +
           statusLine(word, ev.text === undefined ? undefined : this.safe(ev.text), this.color),
         ];
         if (TERMINAL_WORDS.has(word)) {

@@ -30,6 +30,8 @@ export interface WatchIO {
 export interface WatchOptions {
   /** One JSON line per event, `{"id": <n|null>, "event": <StreamResponse>}`, instead of lines. */
   json?: boolean;
+  /** Name the task on every status line (`--labels`). */
+  labels?: boolean;
   color?: boolean;
   terminal?: boolean;
   width?: number;
@@ -140,6 +142,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     color: opts.color,
     terminal: opts.terminal,
     width: opts.width,
+    labels: opts.labels,
   });
   const outcomes = new Outcomes();
   const exitStatus = opts.exitStatus ?? false;

@@ -130,8 +130,10 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     );
 
     await send(url, "weather please");
-    await send(url, "fail now");
-    const lines = await w.out.until((l) => l === "[failed]", 30_000);
+    const failing = await send(url, "fail now");
+    // From the second task on, status lines name their task (the suffix mur cancel takes).
+    const tag = (id: string) => `[tsk ${id.slice(-6)}]`;
+    const lines = await w.out.until((l) => l === `${tag(failing)} [failed]`, 30_000);
     const art = lines.findIndex((l) => l.startsWith("[artifact]"));
     assert(art > 0, JSON.stringify(lines));
     assert(/^\[artifact\] tool: bash \[ok, exit 0, \d+ms\] \| /.test(lines[art]), lines[art]);
@@ -145,14 +147,14 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
       "It is sunny in Paris.",
       "[completed]",
       "  It is sunny in Paris.",
-      "[working] inference turn 1",
-      "[failed]",
+      `${tag(failing)} [working] inference turn 1`,
+      `${tag(failing)} [failed]`,
     ]);
 
     // A status line arrives through the pipe while its task is still running.
     const slow = await send(url, "slow one");
     const queued = await send(url, "queued weather");
-    assertEquals(await w.out.next(30_000), "[working] inference turn 1");
+    assertEquals(await w.out.next(30_000), `${tag(slow)} [working] inference turn 1`);
     assertEquals(await taskState(url, slow), "TASK_STATE_WORKING");
 
     const ps = await runMur(["ps"], { MURMUR_HOME: home });
@@ -175,12 +177,16 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     assert(st.code !== null && st.signal === null, `capsule ended by signal ${st.signal}`);
     assertEquals(await listRunningRecords(home), []);
 
-    // The watch sees both tasks end, then the connection drop without capsule-closed.
+    // The watch sees both tasks end, each line naming its task (the queued one never ran), then
+    // the connection drop without capsule-closed.
     const rest = await w.out.rest(15_000);
-    assertEquals(rest.filter((l) => l.startsWith("[") && !l.startsWith("[working]")), [
-      "[canceled]",
-      "[canceled]",
-    ]);
+    assertEquals(
+      rest.filter((l) => l.startsWith("[") && !l.includes("[working]")).sort(),
+      [
+        `${tag(slow)} [canceled]`,
+        `${tag(queued)} [canceled]`,
+      ].sort(),
+    );
     assertEquals((await w.child.status).code, 1);
     const errs = await w.err.rest();
     assert(

@@ -120,10 +120,10 @@ Deno.test("mur watch prints text, a tool call, a failure, a rejection and a comp
         "It is sunny in Paris.",
         "[completed]",
         "  It is sunny in Paris.",
-        "[working] inference turn 1",
+        "[tsk 728395] [working] inference turn 1",
         "[artifact] tool: no-such-tool [error, 0ms] | tool 'no-such-tool' is not declared in manifest allowlist",
-        "[failed]",
-        "[rejected]",
+        "[tsk 728395] [failed]",
+        "[tsk 728396] [rejected]",
         "",
       ].join("\n"),
     );

@@ -24,11 +24,41 @@ Deno.test("status lines use murmur's words; a terminal status stands alone", () 
     status(T1, C1, "TASK_STATE_INPUT_REQUIRED", "Which city?"),
     status(T1, C1, "TASK_STATE_WORKING", "resumed"),
     status(T1, C1, "TASK_STATE_CANCELED", "task canceled"),
-    status(T2, C1, "TASK_STATE_FAILED", "task failed (driver_error): boom"),
   ]);
   assertEquals(
     stdout,
-    "[working] inference turn 1\n[input-required] Which city?\n[working] resumed\n[canceled]\n[failed]\n",
+    "[working] inference turn 1\n[input-required] Which city?\n[working] resumed\n[canceled]\n",
+  );
+});
+
+Deno.test("status lines name their task once a second task shows up, or always with labels", () => {
+  const T3 = "tsk_0199c4e2f1b7712a9d3e4f50617283ff";
+  const events = [
+    status(T1, C1, "TASK_STATE_WORKING", "inference turn 1"),
+    taskFrame(T1, C1, { frame: "text", text: "one\n", final: false }),
+    status(T2, C1, "TASK_STATE_CANCELED", "task canceled before it started"),
+    status(T1, C1, "TASK_STATE_COMPLETED", "task completed"),
+    status(T3, C1, "TASK_STATE_WORKING", "inference turn 1"),
+  ];
+  assertEquals(
+    render(new WatchRenderer(), events).stdout,
+    [
+      "[working] inference turn 1",
+      "one",
+      "[tsk 728395] [canceled]",
+      "[tsk 728394] [completed]",
+      "[tsk 7283ff] [working] inference turn 1",
+      "",
+    ].join("\n"),
+  );
+  assertEquals(
+    render(new WatchRenderer({ labels: true }), events).stdout.split("\n").slice(0, 2),
+    ["[tsk 728394] [working] inference turn 1", "one"],
+  );
+  // A queued task's ending is named even when it is the only task the watch met.
+  assertEquals(
+    render(new WatchRenderer(), [status(T2, C1, "TASK_STATE_REJECTED", "task rejected")]).stdout,
+    "[tsk 728395] [rejected]\n",
   );
 });
 
@@ -63,7 +93,10 @@ Deno.test("the response artifact is held and printed under [completed]", () => {
   // another task's completion does not pick up a response it does not own
   const r2 = new WatchRenderer();
   r2.handle(responseArtifact(T1, C1, "mine"));
-  assertEquals(render(r2, [status(T2, C1, "TASK_STATE_COMPLETED")]).stdout, "[completed]\n");
+  assertEquals(
+    render(r2, [status(T2, C1, "TASK_STATE_COMPLETED")]).stdout,
+    "[tsk 728395] [completed]\n",
+  );
 });
 
 Deno.test("hidden frames, unknown frames and members write nothing", () => {
@@ -183,11 +216,11 @@ Deno.test("threaded sessions label every line with its context", () => {
     [
       "[ctx 7283a1] [working] inference turn 1",
       "[ctx 7283a1] alpha ",
-      "[ctx 7283b2] [working] inference turn 1",
+      "[ctx 7283b2] [tsk 728395] [working] inference turn 1",
       "[ctx 7283b2] beta",
       "[ctx 7283b2] gamma",
       "[ctx 7283a1] more again",
-      "[ctx 7283a1] [completed]",
+      "[ctx 7283a1] [tsk 728394] [completed]",
       "[ctx 7283a1]   the answer",
       "",
     ].join("\n"),
