@@ -19,6 +19,7 @@ import { Session, type SessionStatus } from "../session/session.ts";
 import { prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
+import { backgroundResult } from "../tools/shell.ts";
 import type { Tool } from "../tools/types.ts";
 
 const USAGE =
@@ -166,6 +167,7 @@ export async function runCommand(args: string[]): Promise<number> {
     capabilities: manifest.capabilities,
     tools: manifest.tools,
     shellGraceSecs: manifest.lifecycle.shellGraceSecs,
+    background: backgroundResult(manifest.lifecycle),
   });
   const hooks = new CommandHooks({
     hooks: manifest.hooks,

@@ -38,6 +38,58 @@ export const CAPSULE_HOME = ".capsule-home";
  */
 const CREDENTIAL_ENV = /(_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN)$|^MURMUR_DOOR_TOKEN$/;
 
+/**
+ * What becomes of a detached command's result, read off the capsule's lifecycle (seed 004
+ * "Detached shell"): `delivered` under queue + sleep (the capsule is alive when the command ends);
+ * `while_queued` under queue + exit (delivered only while the capsule still has tasks to run);
+ * `lost` under single or none (the session ends with the task that started it). The model is
+ * told exactly this, never more.
+ */
+export type BackgroundResult = "delivered" | "while_queued" | "lost";
+
+/** The lifecycle's answer: where a detached command's result ends up. */
+export function backgroundResult(
+  lifecycle: { taskAcceptance: string; afterTask: string },
+): BackgroundResult {
+  if (lifecycle.taskAcceptance !== "queue") return "lost";
+  return lifecycle.afterTask === "sleep" ? "delivered" : "while_queued";
+}
+
+/** The tool description's sentence on detaching. */
+function detachPromise(graceSecs: number, r: BackgroundResult): string {
+  const head = `A command still running after ${graceSecs} s moves to the background`;
+  switch (r) {
+    case "delivered":
+      return `${head} and its outcome arrives later as a new task.`;
+    case "while_queued":
+      return `${head}; its outcome arrives as a new task only if it ends while this capsule still ` +
+        `has tasks to run.`;
+    case "lost":
+      return `${head}, and its outcome does not come back: this capsule ends with the task.`;
+  }
+}
+
+/** What the turn reads after `moved to the background as <work id>`. */
+function detachedNote(outputPath: string, r: BackgroundResult): string {
+  const where = `Its stdout and stderr go to ${outputPath}.`;
+  const noPoll = "nothing accepts the work id, so do not wait or poll for it.";
+  switch (r) {
+    case "delivered":
+      return `${where} When it ends, its exit code and output arrive as a new task in this ` +
+        `conversation; ${noPoll}\n`;
+    case "while_queued":
+      return `${where} If it ends while this capsule still has tasks to run, its exit code and ` +
+        `output arrive as a new task in this conversation; this capsule exits once it has no ` +
+        `task left (lifecycle after_task: exit), and a result that comes later is lost. ` +
+        `Nothing accepts the work id, so do not wait or poll for it.\n`;
+    case "lost":
+      return `${where} This capsule ends when this task ends (lifecycle task_acceptance ` +
+        `single or none), so its exit code and output will not come back to you: the result is ` +
+        `lost when this task ends, and the command is recorded as abandoned. Finish the task ` +
+        `without it; ${noPoll}\n`;
+  }
+}
+
 export interface ShellToolOptions {
   /** The `capabilities.shell.allow` entry: a bare name looked up on PATH. */
   binary: string;
@@ -49,6 +101,8 @@ export interface ShellToolOptions {
   now?: () => number;
   /** SIGTERM → SIGKILL grace on cancel. */
   killGraceMs?: number;
+  /** Where a detached command's result ends up (default `delivered`). */
+  background?: BackgroundResult;
 }
 
 export class ShellTool implements Tool {
@@ -64,15 +118,13 @@ export class ShellTool implements Tool {
     this.#now = o.now ?? Date.now;
     this.name = o.binary;
     this.interpreter = INTERPRETERS.has(o.binary);
+    const later = detachPromise(o.graceSecs, o.background ?? "delivered");
     this.description = this.interpreter
       ? `Run a ${o.binary} command line in the workdir (\`${o.binary} -c <command>\`). Returns the ` +
-        `exit code, stdout and stderr; a non-zero exit code is a result, not a failure. A command ` +
-        `still running after ${o.graceSecs} s moves to the background and its outcome arrives ` +
-        `later as a new task.`
+        `exit code, stdout and stderr; a non-zero exit code is a result, not a failure. ${later}`
       : `Run \`${o.binary}\` with arguments in the workdir. \`command\` holds the arguments only ` +
         `(no shell: quotes group words, nothing is expanded, no pipes or redirections). Returns ` +
-        `the exit code, stdout and stderr. A command still running after ${o.graceSecs} s moves ` +
-        `to the background and its outcome arrives later as a new task.`;
+        `the exit code, stdout and stderr. ${later}`;
     this.inputSchema = {
       type: "object",
       properties: {
@@ -250,9 +302,7 @@ export class ShellTool implements Tool {
     );
     const content = `${shown}\n` +
       `Still running after ${secs(graceMs)}: moved to the background as ${workId}.\n` +
-      `Its stdout and stderr go to ${outputPath}. When it ends, its exit code and output arrive ` +
-      `as a new task in this conversation; nothing accepts the work id, so do not wait or poll ` +
-      `for it.\n`;
+      detachedNote(outputPath, this.#o.background ?? "delivered");
     return {
       content,
       fenceSource: null,

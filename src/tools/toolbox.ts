@@ -10,7 +10,7 @@ import { CommandTool } from "./command.ts";
 import { DetachedShells } from "./detached.ts";
 import { fence } from "./fence.ts";
 import { ReadOnlyGuard } from "./read_only.ts";
-import { ShellTool } from "./shell.ts";
+import { type BackgroundResult, ShellTool } from "./shell.ts";
 import type { Tool, ToolContext, ToolRefusal, ToolResult } from "./types.ts";
 
 export interface ToolBoxOptions {
@@ -19,6 +19,8 @@ export interface ToolBoxOptions {
   tools: ToolConfig[];
   /** `lifecycle.shell_grace_secs`. */
   shellGraceSecs: number;
+  /** Where a detached command's result ends up, from the lifecycle (default `delivered`). */
+  background?: BackgroundResult;
   /** Tools the session implements (e.g. `request-input`); also `register()` later. */
   extra?: Tool[];
   /** Where detached shells are tracked; one per session. */
@@ -47,6 +49,7 @@ export class ToolBox {
         new ShellTool({
           binary,
           graceSecs: o.shellGraceSecs,
+          background: o.background,
           registry: this.detached,
           now: o.now,
           env: o.shellEnv,

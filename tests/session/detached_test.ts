@@ -6,7 +6,7 @@
  * session ends is rejected.
  */
 import assert from "node:assert/strict";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, frameOf, streamRequest } from "../helpers/capsule.ts";
 import {
   endCapsule,
   finishedWithin,
@@ -231,5 +231,64 @@ Deno.test("single/exit: a command that ends while its task still runs is shell_c
     );
   } finally {
     await cap.close();
+  }
+});
+
+Deno.test("the model is told what becomes of a detached command's result, as the lifecycle decides", async () => {
+  const cases: [Record<string, unknown>, RegExp, RegExp][] = [
+    [
+      {},
+      /the result is lost when this task ends, and the command is recorded as abandoned/,
+      /arrive as a new task in this conversation/,
+    ],
+    [
+      { task_acceptance: "queue", after_task: "exit" },
+      /If it ends while this capsule still has tasks to run, its exit code and output arrive as a new task in this conversation; this capsule exits once it has no task left/,
+      /When it ends, its exit code/,
+    ],
+    [
+      { task_acceptance: "queue", after_task: "sleep" },
+      /When it ends, its exit code and output arrive as a new task in this conversation/,
+      /lost/,
+    ],
+  ];
+  for (const [lifecycle, says, never] of cases) {
+    const cap = await startCapsule({
+      manifest: {
+        name: "promise",
+        version: "0.1.0",
+        lifecycle: { shell_grace_secs: 0.2, ...lifecycle },
+        capabilities: { shell: { allow: ["sh"] } },
+      },
+      script: {
+        tasks: [{
+          turns: [
+            {
+              steps: [{
+                tool_call: {
+                  id: "c",
+                  name: "sh",
+                  input: { command: "echo $$ > bg.pid; exec sleep 20" },
+                },
+              }],
+            },
+            { steps: [{ text: "left it running" }] },
+          ],
+        }],
+      },
+    });
+    try {
+      const events = await streamTask(cap, "go");
+      assert.equal(statusTexts(events).at(-1), "task completed");
+      const art = events.map(frameOf).find((f) => f?.frame === "artifact");
+      const content = art?.content as string;
+      assert.match(content, /moved to the background as wrk_[0-9a-f]{32}/);
+      assert.match(content, says, `${JSON.stringify(lifecycle)}: ${content}`);
+      assert.doesNotMatch(content, never, `${JSON.stringify(lifecycle)}: ${content}`);
+    } finally {
+      const pid = await pidIn(`${cap.ready.workdir}/bg.pid`);
+      if (pid) killPid(pid);
+      await cap.close();
+    }
   }
 });
