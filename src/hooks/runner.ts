@@ -58,6 +58,39 @@ const ARM_POLICY: Partial<Record<HookArm["arm"], string>> = {
   "deny": "deny",
 };
 
+/** What each policy arm does, for the sentence that says why an answer was not used. */
+const ARM_ACTION: Record<string, string> = {
+  "reopen-task": "reopen a task",
+  "seed-context": "seed the context",
+  "replace-context": "replace the context",
+  "deny": "refuse a call",
+};
+
+/** `an on-tool-call or on-shell` — the bindings that honour `policy`, with their article. */
+function bindingsHonouring(policy: string): string {
+  const names = Object.entries(BINDING_POLICY).filter(([, p]) => p === policy).map(([b]) => b);
+  return `an ${names.join(" or ")}`;
+}
+
+/**
+ * Why a hook's answer is not used, as the end of a sentence that starts "hook <name> answered
+ * <arm> on <binding>, but …": who may give that answer, and what this hook is instead.
+ */
+export function unhonouredReason(h: HookConfig, arm: HookArm): string {
+  if (arm.arm === "artifact") {
+    return h.binding === "on-inference"
+      ? "an async hook's artifact has no attempt to join"
+      : "only a blocking on-inference hook's artifact is used";
+  }
+  const policy = ARM_POLICY[arm.arm] ?? arm.arm;
+  const who = `only ${bindingsHonouring(policy)} hook with commit_policy: ${policy} can ${
+    ARM_ACTION[policy] ?? `answer ${arm.arm}`
+  }`;
+  return BINDING_POLICY[h.binding] === policy
+    ? `${who}, and this one's commit_policy is ${h.commitPolicy}`
+    : who;
+}
+
 interface AsyncQueue {
   items: Record<string, unknown>[];
   busy: boolean;
@@ -350,12 +383,10 @@ export class CommandHooks implements Hooks {
   }
 
   #unhonoured(h: HookConfig, arm: HookArm, consequence: string): void {
-    const why = h.binding === "on-inference" && arm.arm === "artifact"
-      ? "an async hook's artifact has no attempt to join"
-      : `binding ${h.binding} with commit_policy ${h.commitPolicy} does not honour ${arm.arm}`;
-    this.#log(h).line(`${h.binding}: returned ${arm.arm}, but ${why}; ${consequence}`);
+    const why = unhonouredReason(h, arm);
+    this.#log(h).line(`${h.binding}: answered ${arm.arm}, but ${why}; ${consequence}`);
     this.#o.warn(
-      `[murmur] hook ${h.name} returned ${arm.arm} on ${h.binding}, which ${why}; ${consequence} (logs/hook-${h.name}.log)`,
+      `[murmur] hook ${h.name} answered ${arm.arm} on ${h.binding}, but ${why}; ${consequence} (logs/hook-${h.name}.log)`,
     );
     this.#dispatchError(h, h.binding, arm.arm);
   }

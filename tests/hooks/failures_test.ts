@@ -55,7 +55,7 @@ Deno.test("on-task-end observers that hang, crash, print garbage or answer an ar
     );
     assert.match(
       await readLog(run.workdir, "wrongarm"),
-      /returned reopen-task, but binding on-task-end with commit_policy none does not honour reopen-task; the answer is discarded/,
+      /on-task-end: answered reopen-task, but only an on-task-end hook with commit_policy: reopen-task can reopen a task, and this one's commit_policy is none; the answer is discarded/,
     );
     assert.match(await readLog(run.workdir, "fine"), /answered none/);
 
@@ -66,7 +66,7 @@ Deno.test("on-task-end observers that hang, crash, print garbage or answer an ar
         new RegExp(`hook ${n} failed on on-task-end: .*logs/hook-${n}\\.log`),
       );
     }
-    assert.match(run.stderr, /hook wrongarm returned reopen-task on on-task-end/);
+    assert.match(run.stderr, /hook wrongarm answered reopen-task on on-task-end, but /);
     // Only the arm that was not honoured is a hook_dispatch_error (blocking failures are logged).
     assert.deepEqual(
       ofType(run.trace, "hook_dispatch_error").map((e) => [e.hook_name, e.event, e.arm]),
@@ -218,6 +218,39 @@ Deno.test("async hooks: errors and timeouts are hook_dispatch_error; arms are di
     const types = run.trace.map((e) => e.event_type);
     assert.ok(types.lastIndexOf("hook_dispatch_error") < types.indexOf("session_end"));
     assert.equal(ofType(run.trace, "task_reopened").length, 0);
+  } finally {
+    await run.cleanup();
+  }
+});
+
+Deno.test("an on-shell observer that answers deny: one readable warning, and the command runs", async () => {
+  const run = await runLaunch({
+    manifest: {
+      name: "observer",
+      version: "0.1.0",
+      capabilities: { shell: { allow: ["sh"] } },
+      hooks: [{ name: "observer", binding: "on-shell", command: ["./hooks/observer.sh"] }],
+    },
+    script: {
+      tasks: [{
+        turns: [
+          { steps: [{ tool_call: { id: "c", name: "sh", input: { command: "echo ran" } } }] },
+          { steps: [{ text: "done" }] },
+        ],
+      }],
+    },
+    files: { "hooks/observer.sh": hookScript(`echo '{"deny":"no"}'`) },
+    task: "go",
+  });
+  try {
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(
+      run.stderr.includes(
+        "[murmur] hook observer answered deny on on-shell, but only an on-tool-call or on-shell hook with commit_policy: deny can refuse a call, and this one's commit_policy is none; the answer is discarded (logs/hook-observer.log)\n",
+      ),
+      run.stderr,
+    );
+    assert.equal(ofType(run.trace, "shell")[0].exit_code, 0);
   } finally {
     await run.cleanup();
   }
