@@ -253,7 +253,7 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 
   await session.begin({});
-  const launch = taskText !== null ? session.launch(taskText) : null;
+  if (taskText !== null) session.launch(taskText);
   if (resume && resume.lost.length > 0) {
     // One report of every command the resumed-from session lost, in the bg lane after the
     // launch task, whatever task_acceptance says; marked shell_lost so it is reported once.
@@ -362,12 +362,15 @@ export async function runCommand(args: string[]): Promise<number> {
   if (session.faulted) status = "failed";
   if (!v.json) console.log(`status: ${status}`);
   if (status !== "ok") {
-    const reason = launch?.status.message?.parts[0];
-    const text = reason && "text" in reason ? reason.text : status;
+    // Name the deciding task whose ending set the status, and its own final status message.
+    const by = session.decidedBy;
+    const part = by?.status.message?.parts[0];
+    const text = part && "text" in part ? part.text : status;
+    const which = by ? `${by.source === "task_md" ? "the launch task" : "task"} ${by.id}` : null;
     console.error(
       new MurError(
         "E-RUN-040",
-        `the task ended ${status}: ${text}`,
+        which ? `${which} ended ${status}: ${text}` : `the session ended ${status}`,
         `read ${workdir.resultFile} and run mur trace show ${sessionId}`,
       ).format(),
     );

@@ -93,6 +93,8 @@ export class Session {
   #acceptedAny = false;
   #running: TaskRecord | null = null;
   #status: SessionStatus = "ok";
+  /** The task whose ending set a status other than ok (null while ok, or for a runtime error). */
+  #decidedBy: TaskRecord | null = null;
   #wake: (() => void) | null = null;
   #ended: Promise<SessionStatus> | null = null;
   #endWritten = false;
@@ -165,6 +167,11 @@ export class Session {
 
   get status(): SessionStatus {
     return this.#status;
+  }
+
+  /** The deciding task that set the status, once it is not ok (E-RUN-040 names it). */
+  get decidedBy(): TaskRecord | null {
+    return this.#decidedBy;
   }
 
   /** Writes session_start and runs on-session-start hooks. */
@@ -339,9 +346,12 @@ export class Session {
   shutdown(): void {
     if (this.#closing) return;
     this.#closing = true;
-    if (this.#running) {
-      this.#decide("canceled", true);
-      this.cancel(this.#running);
+    const running = this.#running;
+    if (running) {
+      // The canceled task decides only if it is a deciding task (the launch task, or an A2A task
+      // of a capsule that does not sleep): a sleeping capsule's A2A tasks never decide.
+      this.#decide("canceled", this.#decides(running), running);
+      this.cancel(running);
     }
     this.#kick();
   }
@@ -421,33 +431,38 @@ export class Session {
       this.#totals.output += out.outputTokens;
       this.#totals.tools += out.toolCalls;
       this.#totals.shell += out.shellCalls;
-      this.#decide(sessionStatusOf(out.exitStatus), task.source === "task_md" || this.#deciding());
+      this.#decide(sessionStatusOf(out.exitStatus), this.#decides(task), task);
     } catch (e) {
       // A runtime error must still end the task in one final status.
       const message = e instanceof MurError ? `error[${e.code}]: ${e.message}` : String(e);
       this.#opts.warn(`error[E-RUN-007]: the agent loop failed: ${message}`);
       this.registry.finish(task, "TASK_STATE_FAILED", message);
-      this.#decide("failed", true);
+      this.#decide("failed", true, task);
     } finally {
       this.#running = null;
     }
   }
 
   /**
-   * Does the A2A task that just ended decide the status (runtime-facts §2.4)? Yes when the
-   * capsule ends after it (single; queue + exit with nothing else queued) or while closing or
-   * stopped; never for a sleeping capsule's ordinary tasks.
+   * Does this task's ending decide the status (README "Running a capsule")? The launch task
+   * always does. An A2A task never does on a capsule that sleeps (queue + sleep), stopped or not;
+   * otherwise it does when the capsule ends after it (single; queue + exit with nothing else
+   * queued) or while the session is closing or stopped.
    */
-  #deciding(): boolean {
-    if (this.#closing || this.#stopped) return true;
+  #decides(task: TaskRecord): boolean {
+    if (task.source === "task_md") return true;
     const lc = this.manifest.lifecycle;
+    if (lc.taskAcceptance === "queue" && lc.afterTask === "sleep") return false;
+    if (this.#closing || this.#stopped) return true;
     if (lc.taskAcceptance !== "queue") return true;
-    if (lc.afterTask === "sleep") return false;
     return this.registry.nextQueued() === undefined;
   }
 
-  #decide(status: SessionStatus, deciding: boolean): void {
-    if (deciding && this.#status === "ok" && status !== "ok") this.#status = status;
+  #decide(status: SessionStatus, deciding: boolean, task: TaskRecord | null = null): void {
+    if (deciding && this.#status === "ok" && status !== "ok") {
+      this.#status = status;
+      this.#decidedBy = task;
+    }
   }
 
   #traceFailed(e: MurError): void {

@@ -10,11 +10,13 @@ import {
   manifest,
   ofType,
   readTrace,
+  rpc,
   type Run,
   runningFiles,
   spawnRun,
   until,
 } from "./helpers.ts";
+import { runMur } from "../cli/helpers.ts";
 
 /** The model says something, then thinks for a long time: a task that is mid-turn until stopped. */
 const LONG = {
@@ -92,7 +94,16 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
       assertEquals(end.signal, null, "exited by itself, not killed by the signal");
       assertEquals(end.code, 1, end.stderr);
       assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");
-      assert.match(end.stderr, /error\[E-RUN-040\]: .*canceled/);
+      // The message names the deciding task and its own final status.
+      const launchId = (await readTrace(`${workdir}/trace.jsonl`)).find((l) =>
+        l.event_type === "task_start"
+      )!.task_id;
+      assert.ok(
+        end.stderr.includes(
+          `error[E-RUN-040]: the launch task ${launchId} ended canceled: task canceled\n`,
+        ),
+        end.stderr,
+      );
       assertEquals(await runningFiles(run.home), []);
 
       const trace = await readTrace(`${workdir}/trace.jsonl`);
@@ -258,6 +269,80 @@ Deno.test("a second SIGTERM exits at once (143) while the first one's teardown s
         } catch { /* gone */ }
       }
     }
+    await run.close();
+  }
+});
+
+for (const how of ["SIGINT", "mur stop"] as const) {
+  Deno.test(`queue + sleep, launch task completed, an A2A task running: ${how} ends the session ok (A2A tasks of a sleeping capsule do not decide)`, async () => {
+    const run = await spawnRun({
+      manifest: manifest({ lifecycle: { task_acceptance: "queue", after_task: "sleep" } }),
+      script: {
+        tasks: [
+          { match: "quick", turns: [{ steps: [{ text: "done" }] }] },
+          LONG.tasks[0],
+        ],
+      },
+      args: ["--task", "quick", "-v"],
+    });
+    try {
+      const { url, sessionId } = await readyLines(run);
+      const workdir = (await run.line())!.slice("workdir: ".length);
+      await until("the launch task to complete", async () => {
+        const tasks = await listTasks(url);
+        return tasks[0]?.state === "TASK_STATE_COMPLETED" ? true : undefined;
+      });
+      const sent = await rpc(url, "SendMessage", {
+        message: { messageId: "m-slow", role: "ROLE_USER", parts: [{ text: "slow" }] },
+        configuration: { returnImmediately: true },
+      });
+      const a2a = (sent.result as { task: { id: string } }).task.id;
+      await until("the A2A task to be working", async () => {
+        const t = (await listTasks(url)).find((x) => x.id === a2a);
+        return t?.state === "TASK_STATE_WORKING" ? true : undefined;
+      });
+      if (how === "SIGINT") run.signal("SIGINT");
+      else {
+        const stop = await runMur(["stop", sessionId], { MURMUR_HOME: run.home });
+        assertEquals(stop.code, 0, stop.stderr);
+        assert.ok(stop.stdout.includes(`canceled: ${a2a}\n`), stop.stdout);
+      }
+      const end = await run.end(15_000);
+      assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: ok");
+      assertEquals(end.code, 0, end.stderr);
+      assert.ok(!end.stderr.includes("E-RUN-040"), end.stderr);
+      const trace = await readTrace(`${workdir}/trace.jsonl`);
+      assertEquals(trace.at(-1)!.exit_status, "ok");
+      const ends = ofType(trace, "task_end").map((l) => [l.task_id, l.exit_status]);
+      assertEquals(ends.at(-1), [a2a, "canceled"]);
+    } finally {
+      await run.close();
+    }
+  });
+}
+
+Deno.test("a failing A2A task that decides is named in E-RUN-040 with its own final status", async () => {
+  const run = await spawnRun({
+    manifest: manifest(),
+    script: { tasks: [{ turns: [{ steps: [{ error: "provider overloaded" }] }] }] },
+    args: ["-v"],
+  });
+  try {
+    const { url } = await readyLines(run);
+    const sent = await rpc(url, "SendMessage", {
+      message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "go" }] },
+    });
+    const task = (sent.result as { task: { id: string } }).task.id;
+    const end = await run.end(15_000);
+    assertEquals(end.code, 1);
+    assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: failed");
+    assert.match(
+      end.stderr,
+      new RegExp(
+        `error\\[E-RUN-040\\]: task ${task} ended failed: task failed \\(driver_error\\): .*provider overloaded`,
+      ),
+    );
+  } finally {
     await run.close();
   }
 });

@@ -78,7 +78,7 @@ Deno.test("spend ceiling: the call that would cross inference.max_session_tokens
     assert.equal(ofType(run.trace, "session_end")[0].exit_status, "spend_ceiling_reached");
     assert.match(
       run.stderr,
-      /error\[E-RUN-040\]: the task ended spend_ceiling_reached: stopped: spend ceiling reached/,
+      /error\[E-RUN-040\]: the launch task tsk_[0-9a-f]{32} ended spend_ceiling_reached: stopped: spend ceiling reached/,
     );
   } finally {
     await run.cleanup();
