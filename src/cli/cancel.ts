@@ -1,42 +1,65 @@
 /**
- * `mur cancel SESSION TASK_ID` / `mur cancel --url HOST:PORT TASK_ID`: CancelTask through the
- * door. Prints the task and its state, then what keeps running (detached shells, delegations).
- * A task that had already ended is reported as it is and left unchanged (exit 0).
+ * `mur cancel SESSION TASK` / `mur cancel --url HOST:PORT TASK`: CancelTask through the door.
+ * TASK is a full `tsk_` id or a unique suffix of it (the 6 hex digits `mur watch` labels a status
+ * line with), looked up with ListTasks. Prints the task and its state, then what keeps running
+ * (detached shells, delegations). A task that cannot be canceled (it has ended) is the door's
+ * refusal, E-RUN-049, exit 1: nothing was changed.
  */
 import { MurError } from "../errors.ts";
 import { resolveSession } from "../session/running.ts";
 import { stateWord } from "../watch/format.ts";
-import { parse, UsageError, usageFailure } from "./args.ts";
+import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
 import { writeOut } from "./output.ts";
 import { residueLine, residueOfTask } from "./residue.ts";
 
-const USAGE = `usage: mur cancel SESSION TASK_ID
-       mur cancel --url HOST:PORT TASK_ID
+export const USAGE = `usage: mur cancel SESSION TASK
+       mur cancel --url HOST:PORT TASK
 
-SESSION is @N, a full ses_ id, or a unique suffix of 4+ characters.
---url presents $MURMUR_DOOR_TOKEN as the bearer token when it is set.`;
+Cancels one task of a running session (CancelTask) and prints its state and what keeps running.
+
+  SESSION          @N (N-th newest), a full ses_ id, or a unique suffix of 4+ characters
+  TASK             a full tsk_ id, or a unique suffix of 4+ characters of one: the 6 hex digits
+                   mur watch shows as [tsk a1b2c3] (mur watch --labels shows them on every line)
+  --url HOST:PORT  cancel at this door instead; presents $MURMUR_DOOR_TOKEN when set
+  -h, --help       this text
+
+Exit 1 when the session holds no such task (E-RUN-048) or the task cannot be canceled because it
+has ended (E-RUN-049).`;
+
+export const FLAGS = { url: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
+const TASK_ID = /^tsk_[0-9a-f]{32}$/;
+const TASK_SUFFIX = /^[0-9a-f]{4,32}$/;
+
+const TASK_HINT =
+  "mur watch names each status line's task as [tsk a1b2c3] (--labels on every line); mur cancel takes those 6 hex digits or the full tsk_ id";
 
 export async function cancelCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parse(args, { url: { type: "string" }, help: { type: "boolean", short: "h" } }, USAGE);
-    if (parsed.values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    const want = parsed.values.url === undefined ? 2 : 1;
-    if (parsed.positionals.length !== want) {
-      throw new UsageError(
-        want === 2 ? "give a SESSION and a TASK_ID" : "with --url, give only the TASK_ID",
-        USAGE,
-      );
-    }
-  } catch (e) {
-    if (e instanceof UsageError) return usageFailure("cancel", e);
-    throw e;
+  const parsed = parse("cancel", args, FLAGS, USAGE);
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const want = parsed.values.url === undefined ? 2 : 1;
+  if (parsed.positionals.length !== want) {
+    throw usageError(
+      "cancel",
+      want === 2 ? "give a SESSION and a TASK" : "with --url, give only the TASK",
+      USAGE,
+    );
   }
   const { values, positionals } = parsed;
+  const given = positionals.at(-1)!.toLowerCase();
+  if (!TASK_ID.test(given) && !TASK_SUFFIX.test(given)) {
+    throw badValue(
+      "cancel",
+      "TASK",
+      positionals.at(-1)!,
+      "a tsk_ id or 4 to 32 of its last hex digits",
+      USAGE,
+    );
+  }
 
   let url: string, name: string, token: string | undefined;
   if (values.url !== undefined) {
@@ -49,7 +72,7 @@ export async function cancelCommand(args: string[]): Promise<number> {
     name = record.session_id;
     token = record.tokens?.operator;
   }
-  const taskId = positionals.at(-1)!;
+  const taskId = TASK_ID.test(given) ? given : await taskBySuffix(url, name, given, token);
 
   const answer = await callDoor(url, "CancelTask", { id: taskId }, token);
   if (answer.ok) {
@@ -66,20 +89,58 @@ export async function cancelCommand(args: string[]): Promise<number> {
     // Already ended: the door says in which state; nothing was changed.
     const info = Array.isArray(answer.data) ? answer.data[0] : undefined;
     const state = info?.metadata?.state;
-    await writeOut(
-      `task:    ${taskId}\nstate:   ${typeof state === "string" ? stateWord(state) : "ended"}\n`,
+    const ended = typeof state === "string" ? ` (it ended ${stateWord(state)})` : "";
+    throw new MurError(
+      "E-RUN-049",
+      `${name} refused to cancel ${taskId}${ended}: ${answer.code} ${answer.message}`,
+      "a task that has ended cannot be canceled; nothing was changed",
     );
-    return 0;
   }
   if (answer.code === -32001) {
     throw new MurError(
-      "E-IO-003",
+      "E-RUN-048",
       `${name} holds no task ${taskId} (${answer.code} ${answer.message})`,
-      "mur watch shows the ids of the session's tasks",
+      TASK_HINT,
     );
   }
   throw new MurError(
-    "E-IO-003",
+    "E-IO-004",
     `${name} refused CancelTask for ${taskId}: ${answer.code} ${answer.message}`,
+  );
+}
+
+/** The one task of the session whose id ends with `suffix` (ListTasks, every page). */
+async function taskBySuffix(
+  url: string,
+  name: string,
+  suffix: string,
+  token: string | undefined,
+): Promise<string> {
+  const matches: string[] = [];
+  let pageToken = "";
+  for (let page = 0; page < 1000; page++) {
+    const answer = await callDoor(url, "ListTasks", { pageSize: 100, pageToken }, token);
+    if (!answer.ok) {
+      throw new MurError(
+        "E-IO-004",
+        `${name} refused ListTasks, which finds the task ending in ${suffix}: ${answer.code} ${answer.message}`,
+        "give the full tsk_ id instead",
+      );
+    }
+    const r = answer.result as { tasks?: { id?: unknown }[]; nextPageToken?: unknown };
+    for (const t of r.tasks ?? []) {
+      if (typeof t.id === "string" && t.id.endsWith(suffix)) matches.push(t.id);
+    }
+    if (typeof r.nextPageToken !== "string" || r.nextPageToken === "") break;
+    pageToken = r.nextPageToken;
+  }
+  if (matches.length === 1) return matches[0];
+  if (matches.length === 0) {
+    throw new MurError("E-RUN-048", `${name} holds no task ending in ${suffix}`, TASK_HINT);
+  }
+  throw new MurError(
+    "E-RUN-048",
+    `'${suffix}' is ambiguous in ${name}: it ends ${matches.sort().join(", ")}`,
+    "give more digits, or the full tsk_ id",
   );
 }

@@ -8,7 +8,8 @@ export type RpcAnswer =
 
 /**
  * POSTs `{method, params}` with `A2A-Version: 1.0` and the token as a bearer. A JSON-RPC error
- * comes back as `{ok:false}`; no connection, an HTTP refusal or an unreadable body is E-IO-003.
+ * comes back as `{ok:false}`; no connection is E-IO-003, an HTTP refusal or an answer that is not
+ * a JSON-RPC body is E-IO-004.
  */
 export async function callDoor(
   url: string,
@@ -47,7 +48,7 @@ export async function callDoor(
       why = JSON.parse(text).message ?? why;
     } catch { /* keep the raw text */ }
     throw new MurError(
-      "E-IO-003",
+      "E-IO-004",
       `the door at ${url} refused ${method} with HTTP ${res.status}: ${why}`,
       `set MURMUR_DOOR_TOKEN to a token holding the ${method} scope (mur run --json prints the session's tokens)`,
     );
@@ -57,7 +58,7 @@ export async function callDoor(
     body = JSON.parse(text);
   } catch {
     throw new MurError(
-      "E-IO-003",
+      "E-IO-004",
       `the door at ${url} answered ${method} with HTTP ${res.status} and no JSON-RPC body`,
       "is this address a murmur capsule's door?",
     );

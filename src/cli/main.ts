@@ -1,7 +1,13 @@
-/** `mur <command> …`: dispatches to one file per command. */
+/** `mur <command> …`: dispatches to one file per command; one rule for errors and exit statuses. */
 import { MurError } from "../errors.ts";
+import { versionLine } from "../version.ts";
+import { USAGE_EXIT, UsageError } from "./args.ts";
 
 const USAGE = `usage: mur <command> [options]
+       mur --version
+
+mur runs an agent capsule (one agent session behind an A2A door), streams what it does, and lets
+you follow, steer and stop it.
 
 commands:
   run      start a capsule session (mur run --manifest DIR --task TEXT)
@@ -9,8 +15,11 @@ commands:
   stop     end a running session
   cancel   cancel one task of a running session
   ps       list running sessions
-  trace    read a session's trace.jsonl (show | steps)
-`;
+  trace    read a finished or running session's trace.jsonl (show | steps)
+  version  print mur's version and the commit it was built from
+
+mur <command> --help describes every flag of a command.
+Exit status: 0 done; 1 an error, reported as error[E-…] on stderr; 2 a usage error (E-CLI-…).`;
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -21,26 +30,38 @@ const commands: Record<string, () => Promise<Command>> = {
   cancel: async () => (await import("./cancel.ts")).cancelCommand,
   ps: async () => (await import("./ps.ts")).psCommand,
   trace: async () => (await import("./trace.ts")).traceCommand,
+  version: () => Promise.resolve(version),
 };
+
+function version(args: string[]): Promise<number> {
+  if (args.length > 0) {
+    throw new UsageError("E-CLI-002", "mur version: takes no arguments", "usage: mur version");
+  }
+  console.log(versionLine());
+  return Promise.resolve(0);
+}
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "-h" || name === "--help" || name === "help") {
-    console.log(USAGE);
-    return name ? 0 : 2;
-  }
-  const load = commands[name];
-  if (!load) {
-    console.error(`error[E-IO-003]: unknown command '${name}'\n\n${USAGE}`);
-    return 2;
-  }
-  ignoreFileSizeSignal();
   try {
+    if (name === "-h" || name === "--help" || name === "help") {
+      console.log(USAGE);
+      return 0;
+    }
+    if (name === "--version") return await version(rest);
+    if (name === undefined) throw new UsageError("E-CLI-002", "mur: give a command", USAGE);
+    const load = commands[name];
+    if (!load) {
+      throw name.startsWith("-")
+        ? new UsageError("E-CLI-002", `mur: unknown flag ${name}`, USAGE)
+        : new UsageError("E-CLI-001", `mur: unknown command '${name}'`, USAGE);
+    }
+    ignoreFileSizeSignal();
     return await (await load())(rest);
   } catch (e) {
     if (e instanceof MurError) {
       console.error(e.format());
-      return 1;
+      return e instanceof UsageError ? USAGE_EXIT : 1;
     }
     throw e;
   }

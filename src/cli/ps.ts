@@ -5,10 +5,18 @@
  * on stderr.
  */
 import { liveRunningRecords, probeCard } from "../session/running.ts";
-import { parse, UsageError, usageFailure } from "./args.ts";
+import { parse, usageError } from "./args.ts";
 import { writeErr, writeOut } from "./output.ts";
 
-const USAGE = "usage: mur ps";
+export const USAGE = `usage: mur ps
+
+Lists the sessions running on this machine, newest (@1) first: SESSION CAPSULE STATUS UPTIME URL.
+STATUS is running when the door answered for the session, unreachable otherwise. Records of
+processes that are gone are removed and named on stderr.
+
+  -h, --help   this text`;
+
+export const FLAGS = { help: { type: "boolean", short: "h" } } as const;
 
 const COLUMNS: [string, number][] = [
   ["SESSION", 36],
@@ -33,17 +41,12 @@ function row(cells: string[]): string {
 }
 
 export async function psCommand(args: string[], now: () => number = Date.now): Promise<number> {
-  try {
-    const parsed = parse(args, { help: { type: "boolean", short: "h" } }, USAGE);
-    if (parsed.values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    if (parsed.positionals.length > 0) throw new UsageError("mur ps takes no arguments", USAGE);
-  } catch (e) {
-    if (e instanceof UsageError) return usageFailure("ps", e);
-    throw e;
+  const parsed = parse("ps", args, FLAGS, USAGE);
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
   }
+  if (parsed.positionals.length > 0) throw usageError("ps", "takes no arguments", USAGE);
   const { live, pruned } = await liveRunningRecords();
   for (const p of pruned) await writeErr(`pruned: ${p.record.session_id} — ${p.reason}\n`);
   if (live.length === 0) {

@@ -2,7 +2,6 @@
  * `mur run` (contract §1): load the manifest, start the session and its door, announce it, run
  * tasks until the lifecycle ends the session, and report `status:` with the exit code of §7.
  */
-import { parseArgs } from "node:util";
 import { startDoor } from "../door/server.ts";
 import { createDriver } from "../drivers/mod.ts";
 import { MurError, warningLine } from "../errors.ts";
@@ -19,22 +18,61 @@ import { Session, type SessionStatus } from "../session/session.ts";
 import { prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
+import { badValue, parse, usageError } from "./args.ts";
 import { backgroundResult } from "../tools/shell.ts";
 import type { Tool } from "../tools/types.ts";
 
-const USAGE =
+export const USAGE =
   `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
                [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
-               [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]`;
+               [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]
+
+Starts a capsule: loads the manifest, opens the A2A door, runs tasks as the lifecycle says, and
+ends with a status line (status: ok exits 0; failed, max_turns_reached, spend_ceiling_reached or
+canceled exit 1, with error[E-RUN-040] naming the task that decided it).
+
+  --manifest PATH         the capsule's murmur.yaml, or the folder holding one (default
+                          ./murmur.yaml)
+  --task TEXT|PATH        the launch task: a file's contents, else the text itself (default: a
+                          task.md in the workdir)
+  --context ID            the launch task's context id (default: a new ctx_ for each task)
+  --resume [SESSION]      start a new session continuing a finished one's context (default @1 of
+                          the manifest's session folders)
+  --workdir DIR           the tools' working directory; the session's own files go to
+                          DIR/.murmur/<session id>; refused while another session runs there
+                          (default: <manifest dir>/workdir/<session id>, which holds both)
+  --bind ADDR             the door's listen address (default 127.0.0.1)
+  --port N                the door's port, 0 for any free one (default network.internal_port,
+                          else any free one)
+  --json                  print one JSON readiness line instead of the human lines
+  -v, --verbose           also print workdir:, manifest: and driver: lines
+  --lifecycle-task-acceptance none|single|queue
+                          override lifecycle.task_acceptance
+  --lifecycle-after-task exit|sleep
+                          override lifecycle.after_task
+  -h, --help              this text
+
+SIGTERM or SIGINT ends the session cleanly; a second one kills what it runs and exits at once.`;
+
+export const FLAGS = {
+  manifest: { type: "string" },
+  task: { type: "string" },
+  context: { type: "string" },
+  resume: { type: "string" },
+  workdir: { type: "string" },
+  bind: { type: "string" },
+  port: { type: "string" },
+  json: { type: "boolean" },
+  verbose: { type: "boolean", short: "v" },
+  "lifecycle-task-acceptance": { type: "string" },
+  "lifecycle-after-task": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 /** How long a session that faulted may take to end by itself (README "Running a capsule"). */
 export const FAULT_GRACE_MS = 5_000;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
-function fail(message: string): never {
-  throw new MurError("E-IO-003", message, USAGE.split("\n")[0]);
-}
 
 /** A bare `--resume` (last, or followed by another flag) means `--resume @1`. */
 function bareResume(args: string[]): string[] {
@@ -54,47 +92,38 @@ async function resumePlan(address: string, manifest: Manifest): Promise<ResumePl
   return planResume(trace);
 }
 
-function parse(args: string[]) {
-  try {
-    return parseArgs({
-      args: bareResume(args),
-      options: {
-        manifest: { type: "string" },
-        task: { type: "string" },
-        context: { type: "string" },
-        resume: { type: "string" },
-        workdir: { type: "string" },
-        bind: { type: "string" },
-        port: { type: "string" },
-        json: { type: "boolean" },
-        verbose: { type: "boolean", short: "v" },
-        "lifecycle-task-acceptance": { type: "string" },
-        "lifecycle-after-task": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: false,
-      strict: true,
-    }).values;
-  } catch (e) {
-    fail(`mur run: ${e instanceof Error ? e.message : e}`);
+function parseRun(args: string[]) {
+  const parsed = parse("run", bareResume(args), FLAGS, USAGE);
+  if (parsed.positionals.length > 0) {
+    throw usageError(
+      "run",
+      `unexpected argument '${parsed.positionals[0]}' (a task is given with --task)`,
+      USAGE,
+    );
+  }
+  return parsed.values;
+}
+
+/** Flag values checked before anything is loaded: a bad one is E-CLI-003 and changes nothing. */
+function checkValues(v: ReturnType<typeof parseRun>): void {
+  const acc = v["lifecycle-task-acceptance"];
+  if (acc !== undefined && acc !== "none" && acc !== "single" && acc !== "queue") {
+    throw badValue("run", "--lifecycle-task-acceptance", acc, "one of none, single, queue", USAGE);
+  }
+  const after = v["lifecycle-after-task"];
+  if (after !== undefined && after !== "exit" && after !== "sleep") {
+    throw badValue("run", "--lifecycle-after-task", after, "one of exit, sleep", USAGE);
+  }
+  if (v.port !== undefined && (!/^\d+$/.test(v.port) || Number(v.port) > 65535)) {
+    throw badValue("run", "--port", v.port, "a port number (0 to 65535)", USAGE);
   }
 }
 
-function applyOverrides(m: Manifest, v: ReturnType<typeof parse>): void {
+function applyOverrides(m: Manifest, v: ReturnType<typeof parseRun>): void {
   const acc = v["lifecycle-task-acceptance"];
-  if (acc !== undefined) {
-    if (acc !== "none" && acc !== "single" && acc !== "queue") {
-      fail(`--lifecycle-task-acceptance: '${acc}' is not one of none, single, queue`);
-    }
-    m.lifecycle.taskAcceptance = acc;
-  }
+  if (acc === "none" || acc === "single" || acc === "queue") m.lifecycle.taskAcceptance = acc;
   const after = v["lifecycle-after-task"];
-  if (after !== undefined) {
-    if (after !== "exit" && after !== "sleep") {
-      fail(`--lifecycle-after-task: '${after}' is not one of exit, sleep`);
-    }
-    m.lifecycle.afterTask = after;
-  }
+  if (after === "exit" || after === "sleep") m.lifecycle.afterTask = after;
 }
 
 async function readTask(arg: string | undefined, workdirRoot: string): Promise<string | null> {
@@ -115,11 +144,12 @@ async function readTask(arg: string | undefined, workdirRoot: string): Promise<s
 }
 
 export async function runCommand(args: string[]): Promise<number> {
-  const v = parse(args);
+  const v = parseRun(args);
   if (v.help) {
     console.log(USAGE);
     return 0;
   }
+  checkValues(v);
   const { manifest, warnings } = await loadManifest(v.manifest ?? "./murmur.yaml");
   for (const w of warnings) console.error(w);
   applyOverrides(manifest, v);
@@ -135,10 +165,7 @@ export async function runCommand(args: string[]): Promise<number> {
     resume = await resumePlan(v.resume, manifest);
   }
   let port = manifest.network.internalPort ?? 0;
-  if (v.port !== undefined) {
-    if (!/^\d+$/.test(v.port) || Number(v.port) > 65535) fail(`--port: '${v.port}' is not a port`);
-    port = Number(v.port);
-  }
+  if (v.port !== undefined) port = Number(v.port);
   const bind = v.bind ?? "127.0.0.1";
   if (!LOOPBACK.test(bind) && !manifest.network.authentication) {
     console.error(warningLine(

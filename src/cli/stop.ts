@@ -16,15 +16,25 @@ import {
   resolveSession,
   type RunningRecord,
 } from "../session/running.ts";
-import { parse, UsageError, usageFailure } from "./args.ts";
+import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
 import { writeOut } from "./output.ts";
 import { residueLine } from "./residue.ts";
 
-const USAGE = `usage: mur stop SESSION [--timeout SECONDS]
+export const USAGE = `usage: mur stop SESSION [--timeout SECONDS]
 
-SESSION is @N, a full ses_ id, or a unique suffix of 4+ characters.
---timeout is how long the session has after SIGTERM before SIGKILL (default 10; 0 = at once).`;
+Ends a running session: murmur.StopSession (every task canceled), then SIGTERM, then SIGKILL.
+Prints what was canceled and what still runs.
+
+  SESSION            @N (N-th newest), a full ses_ id, or a unique suffix of 4+ characters
+  --timeout SECONDS  how long the session has after SIGTERM before SIGKILL (default 10; 0 = at once)
+  -h, --help         this text`;
+
+export const FLAGS = {
+  timeout: { type: "string" },
+  url: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,31 +92,22 @@ function signalError(rec: RunningRecord, e: unknown): MurError {
 }
 
 export async function stopCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parse(args, {
-      timeout: { type: "string" },
-      url: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    }, USAGE);
-    if (parsed.values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    if (parsed.values.url !== undefined) {
-      throw new UsageError(
-        "mur stop takes no --url: it signals the session's process, which only a session address on this machine names",
-        USAGE,
-      );
-    }
-    if (parsed.positionals.length !== 1) throw new UsageError("give one SESSION", USAGE);
-    const t = parsed.values.timeout;
-    if (t !== undefined && !/^\d+(\.\d+)?$/.test(t)) {
-      throw new UsageError(`--timeout takes seconds, not '${t}'`, USAGE);
-    }
-  } catch (e) {
-    if (e instanceof UsageError) return usageFailure("stop", e);
-    throw e;
+  const parsed = parse("stop", args, FLAGS, USAGE);
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (parsed.values.url !== undefined) {
+    throw usageError(
+      "stop",
+      "takes no --url: it signals the session's process, which only a session address on this machine names",
+      USAGE,
+    );
+  }
+  if (parsed.positionals.length !== 1) throw usageError("stop", "give one SESSION", USAGE);
+  const t = parsed.values.timeout;
+  if (t !== undefined && !/^\d+(\.\d+)?$/.test(t)) {
+    throw badValue("stop", "--timeout", t, "a number of seconds", USAGE);
   }
   const timeoutMs = Number(parsed.values.timeout ?? "10") * 1000;
 

@@ -6,39 +6,43 @@
  */
 
 import { listRunningRecords } from "../session/running.ts";
-import { parse, UsageError, usageFailure } from "./args.ts";
+import { parse, UsageError, usageError } from "./args.ts";
 import { writeOut } from "./output.ts";
 import { resolveSessionDir, type SessionDir, sessionDirs } from "./session_dirs.ts";
 import { readTrace } from "./trace_read.ts";
 import { showTrace } from "./trace_show.ts";
 import { stepsTree } from "./trace_steps.ts";
 
-const USAGE = `usage: mur trace show [SESSION] [--workdir DIR]
+export const USAGE = `usage: mur trace show [SESSION] [--workdir DIR]
        mur trace steps [SESSION] [--workdir DIR]
 
-SESSION is @N (N-th newest, default @1), a full ses_ id, a unique suffix of 4+ characters,
-or a path to a session folder or its trace.jsonl. DIR holds the ses_… folders (default ./workdir).`;
+Reads a session's trace.jsonl: show prints a summary (turns, tokens, tool calls by task, …),
+steps the session → task → turn tree.
+
+  SESSION        @N (N-th newest, default @1), a full ses_ id, a unique suffix of 4+ characters,
+                 or a path to a session folder or its trace.jsonl
+  --workdir DIR  where to look for sessions: the ses_… folders in DIR and in DIR/.murmur (what
+                 mur run --workdir DIR leaves); default ./workdir, else the running sessions
+  -h, --help     this text`;
+
+export const FLAGS = {
+  workdir: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function traceCommand(args: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parse(args, {
-      workdir: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    }, USAGE);
-    if (parsed.values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    const [sub, ...rest] = parsed.positionals;
-    if (sub !== "show" && sub !== "steps") {
-      throw new UsageError(sub ? `unknown trace command '${sub}'` : "give show or steps", USAGE);
-    }
-    if (rest.length > 1) throw new UsageError("too many arguments", USAGE);
-  } catch (e) {
-    if (e instanceof UsageError) return usageFailure("trace", e);
-    throw e;
+  const parsed = parse("trace", args, FLAGS, USAGE);
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return 0;
   }
+  const [first, ...more] = parsed.positionals;
+  if (first !== "show" && first !== "steps") {
+    throw first
+      ? new UsageError("E-CLI-001", `mur trace: unknown command '${first}' (show or steps)`, USAGE)
+      : usageError("trace", "give show or steps", USAGE);
+  }
+  if (more.length > 1) throw usageError("trace", "give one SESSION at most", USAGE);
   const [sub, address = "@1"] = parsed.positionals;
   const root = parsed.values.workdir ?? "./workdir";
   let candidates: SessionDir[] = await sessionDirs(root);

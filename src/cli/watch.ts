@@ -9,11 +9,11 @@ import { probeCard, resolveSession } from "../session/running.ts";
 import type { TaskCheck } from "../watch/follow.ts";
 import { WATCH_EXIT } from "../watch/outcome.ts";
 import { watch, type WatchTarget } from "../watch/watch.ts";
-import { parse, UsageError, usageFailure } from "./args.ts";
+import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 
-const USAGE = `usage: mur watch [SESSION] [options]
+export const USAGE = `usage: mur watch [SESSION] [options]
        mur watch --url HOST:PORT [options]
 
 Follows a running session's event stream (murmur.WatchSession) until the capsule closes it.
@@ -38,37 +38,31 @@ Exit: 0 when the capsule closes the stream (with --task: when the task ends); 1 
 when the connection cannot be made or is lost; 2 on a usage error; with --exit-status, 3 or 4
 as above, before 0 or 1.`;
 
+export const FLAGS = {
+  url: { type: "string" },
+  json: { type: "boolean" },
+  color: { type: "string" },
+  task: { type: "string" },
+  since: { type: "string" },
+  "exit-status": { type: "boolean" },
+  labels: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export async function watchCommand(args: string[]): Promise<number> {
-  let parsed;
-  let color: boolean;
-  let since: number | undefined;
-  try {
-    parsed = parse(args, {
-      url: { type: "string" },
-      json: { type: "boolean" },
-      color: { type: "string" },
-      task: { type: "string" },
-      since: { type: "string" },
-      "exit-status": { type: "boolean" },
-      labels: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    }, USAGE);
-    if (parsed.values.help) {
-      console.log(USAGE);
-      return WATCH_EXIT.ok;
-    }
-    if (parsed.positionals.length > 1) throw new UsageError("too many arguments", USAGE);
-    if (parsed.values.url !== undefined && parsed.positionals.length > 0) {
-      throw new UsageError("give a SESSION or --url, not both", USAGE);
-    }
-    color = colorValue(parsed.values.color);
-    since = sinceValue(parsed.values.since);
-    if (parsed.values.task !== undefined && parsed.values.task.trim() === "") {
-      throw new UsageError("--task needs a task id (tsk_…)", USAGE);
-    }
-  } catch (e) {
-    if (e instanceof UsageError) return usageFailure("watch", e);
-    throw e;
+  const parsed = parse("watch", args, FLAGS, USAGE);
+  if (parsed.values.help) {
+    console.log(USAGE);
+    return WATCH_EXIT.ok;
+  }
+  if (parsed.positionals.length > 1) throw usageError("watch", "give one SESSION at most", USAGE);
+  if (parsed.values.url !== undefined && parsed.positionals.length > 0) {
+    throw usageError("watch", "give a SESSION or --url, not both", USAGE);
+  }
+  const color = colorValue(parsed.values.color);
+  const since = sinceValue(parsed.values.since);
+  if (parsed.values.task !== undefined && parsed.values.task.trim() === "") {
+    throw usageError("watch", "--task needs a task id (tsk_…)", USAGE);
   }
   const { values, positionals } = parsed;
 
@@ -115,7 +109,7 @@ function sinceValue(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) {
-    throw new UsageError(`--since takes an event id (0 or more), not '${value}'`, USAGE);
+    throw badValue("watch", "--since", value, "an event id (0 or more)", USAGE);
   }
   return n;
 }
@@ -124,7 +118,7 @@ function sinceValue(value: string | undefined): number | undefined {
 function colorValue(value: string | undefined): boolean {
   const choice = value ?? "auto";
   if (choice !== "auto" && choice !== "always" && choice !== "never") {
-    throw new UsageError(`--color takes auto, always or never, not '${value}'`, USAGE);
+    throw badValue("watch", "--color", value ?? "", "one of auto, always, never", USAGE);
   }
   return stdoutColor(choice);
 }

@@ -63,7 +63,10 @@ async function refusal(res: Response): Promise<string> {
   return text.trim().slice(0, 200) || "no body";
 }
 
-/** Opens the stream; every way it can fail to open is an E-IO-003 saying what to do. */
+/**
+ * Opens the stream. No connection is E-IO-003; a door that refuses (401/403) or answers with
+ * something other than a stream is E-IO-004. Each says what to do.
+ */
 export async function openWatch(
   target: WatchTarget,
   signal?: AbortSignal,
@@ -94,7 +97,7 @@ export async function openWatch(
   if (res.status === 401 || res.status === 403) {
     const why = await refusal(res);
     throw new MurError(
-      "E-IO-003",
+      "E-IO-004",
       `the door at ${target.url} refused murmur.WatchSession with HTTP ${res.status}: ${why}`,
       target.token
         ? "the token presented does not hold the murmur.WatchSession scope; set MURMUR_DOOR_TOKEN to one that does (mur run --json prints the session's tokens)"
@@ -105,7 +108,7 @@ export async function openWatch(
   if (!res.ok || !type.startsWith("text/event-stream")) {
     const why = await refusal(res);
     throw new MurError(
-      "E-IO-003",
+      "E-IO-004",
       `the door at ${target.url} did not open a watch stream (HTTP ${res.status}): ${why}`,
       "is this address a murmur capsule's door? mur ps lists the running sessions",
     );
@@ -125,7 +128,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     const check = await follow.start();
     if (check.kind === "missing") {
       throw new MurError(
-        "E-IO-003",
+        "E-RUN-048",
         `${target.name} holds no task ${follow.id} (${check.why})`,
         "mur watch --json | jq -r '.event.statusUpdate.taskId // empty' | uniq lists the session's task ids",
       );

@@ -83,15 +83,29 @@ Deno.test("mur cancel SESSION TASK_ID: state and what keeps running; ended and u
         "",
       ].join("\n"),
     );
+    // A task that has ended cannot be canceled: the door's refusal, exit 1, nothing changed.
     const done = await runMur(["cancel", sid, T2], { MURMUR_HOME: home });
-    assertEquals(done.code, 0, done.stderr);
-    assertEquals(done.stdout, `task:    ${T2}\nstate:   completed\n`);
-    const unknown = await runMur(["cancel", sid, "tsk_nope"], { MURMUR_HOME: home });
+    assertEquals(done.code, 1);
+    assertEquals(done.stdout, "");
+    assert(
+      done.stderr.startsWith(
+        `error[E-RUN-049]: ${sid} refused to cancel ${T2} (it ended completed): -32002 Task cannot be canceled`,
+      ),
+      done.stderr,
+    );
+    const unknown = await runMur(
+      ["cancel", sid, "tsk_0199c4e2f1b7712a9d3e4f50617283ff"],
+      { MURMUR_HOME: home },
+    );
     assertEquals(unknown.code, 1);
     assert(
-      unknown.stderr.startsWith(`error[E-IO-003]: ${sid} holds no task tsk_nope`),
+      unknown.stderr.startsWith(
+        `error[E-RUN-048]: ${sid} holds no task tsk_0199c4e2f1b7712a9d3e4f50617283ff`,
+      ),
       unknown.stderr,
     );
+    // The hint says where task ids are shown, and it is true (tests/cli/watch_real_test.ts).
+    assert(unknown.stderr.includes("mur watch names each status line's task"), unknown.stderr);
     const req = door.requests.find((q) => q.method === "CancelTask")!;
     assertEquals((req.body as { params: unknown }).params, { id: T1 });
     assertEquals(req.headers.get("a2a-version"), "1.0");
@@ -101,12 +115,13 @@ Deno.test("mur cancel SESSION TASK_ID: state and what keeps running; ended and u
   }
 });
 
-Deno.test("mur cancel --url presents MURMUR_DOOR_TOKEN; without it the 401 is E-IO-003", async () => {
+Deno.test("mur cancel --url presents MURMUR_DOOR_TOKEN; without it the 401 is E-IO-004", async () => {
   const sid = fakeSessionId();
   const door = cancelDoor(sid, "mdt1.tok");
   try {
     const refused = await runMur(["cancel", "--url", door.url, T1]);
     assertEquals(refused.code, 1);
+    assert(refused.stderr.startsWith("error[E-IO-004]: "), refused.stderr);
     assert(
       refused.stderr.includes("HTTP 401") && refused.stderr.includes("MURMUR_DOOR_TOKEN"),
       refused.stderr,

@@ -333,7 +333,8 @@ Deno.test("an authenticated door: 401 names the status and MURMUR_DOOR_TOKEN; th
   try {
     const refused = await runMur(["watch", "--url", door.url]);
     assertEquals(refused.code, 1);
-    assert(refused.stderr.includes("error[E-IO-003]:"), refused.stderr);
+    // A refusal is not a lost connection: E-IO-004, not E-IO-003.
+    assert(refused.stderr.includes("error[E-IO-004]:"), refused.stderr);
     assert(refused.stderr.includes("HTTP 401"), refused.stderr);
     assert(refused.stderr.includes("MURMUR_DOOR_TOKEN"), refused.stderr);
 
