@@ -91,3 +91,19 @@ export function short(value: unknown, max = 120): string {
   const one = s.replaceAll("\n", "\\n");
   return one.length > max ? one.slice(0, max) + "…" : one;
 }
+
+/**
+ * A trace line's turn as people count it: trace.jsonl's `turn` is 0-based (the reference's
+ * schema), while the stream says `inference turn 1` for a task's first turn; every reader shows
+ * the stream's number.
+ */
+export function turnNumber(e: TraceEvent | undefined): string {
+  const t = num(e, "turn");
+  return t === undefined ? "?" : String(t + 1);
+}
+
+/** `tsk a1b2c3`: the label `mur watch` shows for a task (its id's last 6 hex digits). */
+export function taskTag(id: string | undefined): string {
+  if (id === undefined) return "tsk ?";
+  return /^tsk_[0-9a-f]{32}$/.test(id) ? `tsk ${id.slice(-6)}` : `tsk ${id}`;
+}

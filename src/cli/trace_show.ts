@@ -1,8 +1,10 @@
 /**
  * `mur trace show`: a summary of one session's trace, in sections. A section with nothing to say
- * is left out, except Session, Turns and Tokens.
+ * is left out, except Session, Turns and Tokens. Turns are numbered from 1, as the stream says
+ * them; when the session ran more than one task, every per-call row names its task
+ * (`tsk a1b2c3`, as `mur watch` labels it) and the turn limit is said to be per task.
  */
-import { duration, num, short, str, type TraceEvent } from "./trace_read.ts";
+import { duration, num, short, str, taskTag, type TraceEvent, turnNumber } from "./trace_read.ts";
 
 const ISO = (ms: number | undefined) => (ms === undefined ? "?" : new Date(ms).toISOString());
 
@@ -18,6 +20,10 @@ export function showTrace(events: TraceEvent[]): string[] {
   const agentTurns = of("inference").filter((e) => e.origin === undefined || e.origin === null);
   const taskStarts = of("task_start");
   const taskEnds = of("task_end");
+  const several = new Set(taskStarts.map((e) => str(e, "task_id"))).size > 1;
+  /** A row's task, when the session ran several: `tsk a1b2c3  `. */
+  const whose = (e: TraceEvent) => (several ? `${taskTag(str(e, "task_id"))}  ` : "");
+  const turnOf = (e: TraceEvent) => `turn ${turnNumber(e)}`;
 
   const sessionRows = [
     `session:   ${start.session_id}`,
@@ -40,8 +46,13 @@ export function showTrace(events: TraceEvent[]): string[] {
   const maxTurns = num(start, "max_turns");
   // A failed agent call is not a turn; session_end's total is the runtime's own count.
   const turns = num(end, "total_turns") ?? agentTurns.filter((e) => e.decision !== "error").length;
+  // inference.max_turns bounds each task, not the session: with several tasks, say so.
   const turnRows = [
-    `count: ${turns}${maxTurns !== undefined ? ` (max: ${maxTurns})` : ""}`,
+    several
+      ? `count: ${turns} in ${taskStarts.length} tasks${
+        maxTurns !== undefined ? ` (max: ${maxTurns} per task)` : ""
+      }`
+      : `count: ${turns}${maxTurns !== undefined ? ` (max: ${maxTurns})` : ""}`,
   ];
   const continued = of("task_continued").length;
   if (continued) turnRows.push(`continued: ${continued}`);
@@ -54,18 +65,18 @@ export function showTrace(events: TraceEvent[]): string[] {
   ];
 
   const toolRows = of("tool_call").map((e) =>
-    `turn ${num(e, "turn") ?? "?"}  ${str(e, "tool_name") ?? "?"}  ${str(e, "status") ?? "?"}  ${
+    `${whose(e)}${turnOf(e)}  ${str(e, "tool_name") ?? "?"}  ${str(e, "status") ?? "?"}  ${
       duration(num(e, "duration_ms"))
     }  ${short(e.input ?? "")}`
   );
   const shellRows = [
     ...of("shell").map((e) =>
-      `turn ${num(e, "turn") ?? "?"}  ${str(e, "binary") ?? "?"} ${
-        short(e.command ?? "", 80)
-      }  exit ${num(e, "exit_code") ?? "?"}  ${duration(num(e, "duration_ms"))}`
+      `${whose(e)}${turnOf(e)}  ${str(e, "binary") ?? "?"} ${short(e.command ?? "", 80)}  exit ${
+        num(e, "exit_code") ?? "?"
+      }  ${duration(num(e, "duration_ms"))}`
     ),
     ...of("shell_detached").map((e) =>
-      `turn ${num(e, "turn") ?? "?"}  ${str(e, "binary") ?? "?"} ${
+      `${whose(e)}${turnOf(e)}  ${str(e, "binary") ?? "?"} ${
         short(e.command ?? "", 80)
       }  detached as ${str(e, "work_id") ?? "?"}`
     ),
@@ -78,16 +89,16 @@ export function showTrace(events: TraceEvent[]): string[] {
   ];
   const canceledRows = of("task_canceled").map((e) =>
     `${str(e, "task_id") ?? "?"}  phase ${str(e, "phase") ?? "?"}${
-      num(e, "turn") !== undefined ? `  turn ${num(e, "turn")}` : ""
+      num(e, "turn") !== undefined ? `  ${turnOf(e)}` : ""
     }`
   );
   const rejectedRows = of("task_rejected").map((e) =>
     `${str(e, "task_id") ?? "?"}  ${str(e, "cause") ?? "?"}  ${str(e, "reason") ?? ""}`.trimEnd()
   );
   const failedRows = of("task_failed").map((e) =>
-    `${str(e, "task_id") ?? "?"}${
-      num(e, "turn") !== undefined ? `  turn ${num(e, "turn")}` : ""
-    }  ${str(e, "cause") ?? "?"}  ${short(str(e, "reason") ?? "", 200)}`
+    `${str(e, "task_id") ?? "?"}${num(e, "turn") !== undefined ? `  ${turnOf(e)}` : ""}  ${
+      str(e, "cause") ?? "?"
+    }  ${short(str(e, "reason") ?? "", 200)}`
   );
   const reopenRows = of("task_reopened").map((e) =>
     `reopen ${num(e, "reopen_number") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
@@ -98,18 +109,18 @@ export function showTrace(events: TraceEvent[]): string[] {
     `${str(e, "hook_name") ?? "?"}  ${str(e, "event") ?? "?"}  ${str(e, "arm") ?? "?"}`
   );
   const deniedRows = of("call_denied").map((e) =>
-    `turn ${num(e, "turn") ?? "?"}  ${str(e, "event") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
+    `${whose(e)}${turnOf(e)}  ${str(e, "event") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
       short(e.target ?? "", 60)
     }  ${str(e, "reason") ?? ""}`.trimEnd()
   );
   const compactionRows = [
     ...of("compaction").map((e) =>
-      `turn ${num(e, "turn") ?? "?"}  ${num(e, "tokens_before") ?? "?"} → ${
+      `${whose(e)}${turnOf(e)}  ${num(e, "tokens_before") ?? "?"} → ${
         num(e, "tokens_after") ?? "?"
       } tokens`
     ),
     ...of("compaction_declined").map((e) =>
-      `declined: turn ${num(e, "turn") ?? "?"}  ${num(e, "tokens") ?? "?"} tokens  ${
+      `declined: ${whose(e)}${turnOf(e)}  ${num(e, "tokens") ?? "?"} tokens  ${
         str(e, "reason") ?? "?"
       }`
     ),
@@ -119,15 +130,17 @@ export function showTrace(events: TraceEvent[]): string[] {
       str(e, "reason") ? `  ${str(e, "reason")}` : ""
     }`
   );
-  const taskRows = taskStarts.length > 1
-    ? taskStarts.map((s, i) => {
+  const taskRows = several
+    ? taskStarts.map((s) => {
       const id = str(s, "task_id") ?? "?";
       const e = taskEnds.find((t) => t.task_id === id);
-      return `task ${i + 1} ${id.slice(-8)} turns: ${num(e, "turns") ?? "?"} in: ${
+      const turnsOf = `${num(e, "turns") ?? "?"}${maxTurns !== undefined ? ` of ${maxTurns}` : ""}`;
+      return `${taskTag(id)}  ${id}  turns: ${turnsOf}  in: ${
         num(e, "input_tokens") ?? "?"
-      } out: ${num(e, "output_tokens") ?? "?"} ${str(e, "exit_status") ?? "running"} ${
+      }  out: ${num(e, "output_tokens") ?? "?"}  ${str(e, "exit_status") ?? "running"}  ${
         e ? duration(num(e, "duration_ms")) : ""
-      }`.trimEnd();
+      }`
+        .trimEnd();
     })
     : [];
 

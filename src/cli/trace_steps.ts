@@ -3,7 +3,7 @@
  * A turn's node is its agent-loop `inference` event. Event types this reader does not know are
  * skipped (their children, if any, are lifted to the nearest shown ancestor).
  */
-import { duration, num, short, str, type TraceEvent } from "./trace_read.ts";
+import { duration, num, short, str, type TraceEvent, turnNumber } from "./trace_read.ts";
 
 type Row = (e: TraceEvent) => string;
 
@@ -16,7 +16,8 @@ const ROWS: Record<string, Row> = {
     }, ${str(e, "origin") ?? "?"}/${str(e, "trust") ?? "?"}, lane ${str(e, "lane") ?? "?"})`,
   inference: (e) => {
     const hook = str(e, "origin");
-    const head = hook ? `inference ${hook}` : `turn ${num(e, "turn") ?? "?"}`;
+    // Numbered from 1, as the stream's `inference turn <n>` (trace.jsonl counts from 0).
+    const head = hook ? `inference ${hook}` : `turn ${turnNumber(e)}`;
     const tool = str(e, "tool_name");
     const decision = str(e, "decision") ?? "?";
     const tokens = num(e, "input_tokens") !== undefined || num(e, "output_tokens") !== undefined

@@ -155,13 +155,13 @@ Deno.test("mur trace steps: session → task → turn tree from parent_id", asyn
       [
         `session ${SID}  hello@0.1.0`,
         `  task ${TA}  ctx_1  (a2a, user/trusted, lane user)`,
-        "    turn 0  tool_call bash  in 100 out 20",
+        "    turn 1  tool_call bash  in 100 out 20",
         '      tool_call bash  ok  12ms  {"command":"echo hi"}',
         "      shell /usr/bin/bash echo hi  exit 0  11ms",
-        "    turn 1  end_turn  in 150 out 30",
+        "    turn 2  end_turn  in 150 out 30",
         "    task_end  ok  2 turns  1.5s",
         `  task ${TB}  ctx_2  (a2a, user/trusted, lane user)`,
-        "    turn 0  error  provider overloaded",
+        "    turn 1  error  provider overloaded",
         "    task_failed  driver_error  provider overloaded",
         "    task_end  failed  0 turns  20ms",
         `  task_rejected ${TC}  session_stopped  task rejected: the session was stopped before this task started`,
@@ -188,23 +188,45 @@ Deno.test("mur trace show: the summary sections", async () => {
         "  model:     scripted",
         "  duration:  2.345s",
         "  status:    failed",
+        // Two tasks: the session's turns against a per-task limit, said as such.
         "Turns",
-        "  count: 2 (max: 10)",
+        "  count: 2 in 2 tasks (max: 10 per task)",
         "Tokens",
         "  input: 250  output: 50",
+        // Turns numbered from 1 as the stream says them; each call names its task.
         "Tool calls",
-        '  turn 0  bash  ok  12ms  {"command":"echo hi"}',
+        '  tsk e3aaaa  turn 1  bash  ok  12ms  {"command":"echo hi"}',
         "Shell calls",
-        "  turn 0  /usr/bin/bash echo hi  exit 0  11ms",
+        "  tsk e3aaaa  turn 1  /usr/bin/bash echo hi  exit 0  11ms",
         "Rejected",
         `  ${TC}  session_stopped  task rejected: the session was stopped before this task started`,
         "Failed",
-        `  ${TB}  turn 0  driver_error  provider overloaded`,
+        `  ${TB}  turn 1  driver_error  provider overloaded`,
         "Tasks",
-        "  task 1 cbe3aaaa turns: 2 in: 250 out: 50 ok 1.5s",
+        `  tsk e3aaaa  ${TA}  turns: 2 of 10  in: 250  out: 50  ok  1.5s`,
+        `  tsk e3bbbb  ${TB}  turns: 0 of 10  in: 0  out: 0  failed  20ms`,
       ]
     ) assert(out.split("\n").includes(line), `missing ${JSON.stringify(line)} in\n${out}`);
     assert(!out.includes("Reopens"), "an empty section is left out");
+    assert(!out.includes("count: 2 (max: 10)"), out);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("mur trace show of a one-task session: the task's turns against its limit, rows unlabelled", async () => {
+  const one = sampleTrace().filter((e) => {
+    const task = (e as Record<string, unknown>).task_id;
+    return task !== TB && task !== TC && e.event_type !== "session_end";
+  });
+  const root = await workdirWith(one);
+  try {
+    const r = await runMur(["trace", "show", "--workdir", `${root}/workdir`]);
+    assertEquals(r.code, 0, r.stderr);
+    const lines = r.stdout.split("\n");
+    assert(lines.includes("  count: 2 (max: 10)"), r.stdout);
+    assert(lines.includes('  turn 1  bash  ok  12ms  {"command":"echo hi"}'), r.stdout);
+    assert(!r.stdout.includes("Tasks"), r.stdout);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

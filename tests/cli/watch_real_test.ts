@@ -201,7 +201,7 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     assertEquals(steps.code, 0, steps.stderr);
     const tree = steps.stdout.split("\n");
     assertEquals(tree[0], `session ${sid}  realwatch@0.2.0`);
-    assert(tree.some((l) => l.startsWith("    turn 0  tool_call bash")), steps.stdout);
+    assert(tree.some((l) => l.startsWith("    turn 1  tool_call bash")), steps.stdout);
     assert(tree.some((l) => l.startsWith("      tool_call bash  ok  ")), steps.stdout);
     assert(tree.some((l) => l.startsWith("    task_failed  driver_error  ")), steps.stdout);
     const show = await runMur(["trace", "show", "--workdir", `${dir}/workdir`]);
