@@ -15,10 +15,11 @@ import { requestInputTool } from "../session/request_input.ts";
 import { isHarnessDriver } from "../session/harness_attempt.ts";
 import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
-import { prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
+import { bootstrapLog, prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
 import { badValue, parse, usageError } from "./args.ts";
+import { pathError } from "../path_errors.ts";
 import { backgroundResult } from "../tools/shell.ts";
 import type { Tool } from "../tools/types.ts";
 
@@ -126,20 +127,36 @@ function applyOverrides(m: Manifest, v: ReturnType<typeof parseRun>): void {
   if (after === "exit" || after === "sleep") m.lifecycle.afterTask = after;
 }
 
+/**
+ * The launch task: `--task` names a file to read, else it is the text itself; without it, a
+ * task.md in the workdir. A file that is there but cannot be read is an error, never its path
+ * taken as the task's text.
+ */
 async function readTask(arg: string | undefined, workdirRoot: string): Promise<string | null> {
   if (arg !== undefined) {
+    let st: Deno.FileInfo;
     try {
-      const st = await Deno.stat(arg);
-      if (st.isFile) return await Deno.readTextFile(arg);
+      st = await Deno.stat(arg);
     } catch {
-      // not a file: the literal text
+      return arg; // not a path to anything: the literal text
     }
-    return arg;
+    if (!st.isFile) return arg;
+    try {
+      return await Deno.readTextFile(arg);
+    } catch (e) {
+      throw pathError(e, { source: "--task", path: arg, doing: "read the task file" });
+    }
   }
   try {
     return await Deno.readTextFile(`${workdirRoot}/task.md`);
-  } catch {
-    return null;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return null;
+    throw pathError(e, {
+      source: "the workdir's task.md",
+      path: `${workdirRoot}/task.md`,
+      doing: "read the launch task",
+      expect: "file",
+    });
   }
 }
 
@@ -186,7 +203,15 @@ export async function runCommand(args: string[]): Promise<number> {
   });
   const taskText = await readTask(v.task, workdir.root);
   if (v.task !== undefined && taskText !== null) {
-    await Deno.writeTextFile(`${workdir.root}/task.md`, taskText);
+    try {
+      await Deno.writeTextFile(`${workdir.root}/task.md`, taskText);
+    } catch (e) {
+      throw pathError(e, {
+        source: v.workdir !== undefined ? "--workdir" : "the session folder",
+        path: workdir.root,
+        doing: "write the launch task to task.md",
+      });
+    }
   }
 
   const sessionTools = new Map<string, Tool>();
@@ -257,6 +282,24 @@ export async function runCommand(args: string[]): Promise<number> {
     toolbox.register(tool);
     sessionTools.set(tool.name, tool);
   }
+  // MURMUR.md (the model's onboarding file) is written before the door binds, so a workdir that
+  // cannot take it fails the launch with a coded error and nothing started.
+  const toolList = session.toolNames().map((name) => ({
+    name,
+    description: toolbox.specs().find((s) => s.name === name)?.description ?? "",
+  }));
+  const murmurMd = (url: string | null) =>
+    writeMurmurMd(workdir, { manifest, sessionId, url, tools: toolList, model: driver.model });
+  try {
+    murmurMd(null);
+  } catch (e) {
+    session.trace.close();
+    throw pathError(e, {
+      source: v.workdir !== undefined ? "--workdir" : "the session folder",
+      path: v.workdir ?? workdir.root,
+      doing: "write MURMUR.md",
+    });
+  }
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.
   let opened!: () => void;
@@ -309,17 +352,13 @@ export async function runCommand(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", term);
   Deno.addSignalListener("SIGINT", int);
 
-  const toolList = session.toolNames().map((name) => ({
-    name,
-    description: toolbox.specs().find((s) => s.name === name)?.description ?? "",
-  }));
-  writeMurmurMd(workdir, {
-    manifest,
-    sessionId,
-    url: door.address,
-    tools: toolList,
-    model: driver.model,
-  });
+  // Rewritten with the door's address; the first write (before the door) already proved the
+  // folder writable, so a failure here costs the model the address line only.
+  try {
+    murmurMd(door.address);
+  } catch (e) {
+    bootstrapLog(workdir, `MURMUR.md could not be rewritten with the door's address: ${e}`);
+  }
   try {
     await writeRunningRecord({
       session_id: sessionId,

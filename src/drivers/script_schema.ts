@@ -12,6 +12,7 @@
 import { z } from "zod";
 import YAML from "yaml";
 import { MurError } from "../errors.ts";
+import { pathError } from "../path_errors.ts";
 
 /** Why a scripted `error` step fails; the same words as `DriverErrorCause`. */
 export const SCRIPT_ERROR_CAUSES = [
@@ -243,10 +244,12 @@ export async function loadScript(path: string): Promise<Script> {
         "inference.script is relative to the manifest's folder; create the file or fix the path",
       );
     }
-    if (e instanceof Deno.errors.PermissionDenied) {
-      throw new MurError("E-IO-002", `cannot read script file ${path}: permission denied`);
-    }
-    throw new MurError("E-IO-003", `cannot read script file ${path}: ${(e as Error).message}`);
+    throw pathError(e, {
+      source: "inference.script",
+      path,
+      doing: "read the script",
+      expect: "file",
+    });
   }
   return parseScript(text, path);
 }

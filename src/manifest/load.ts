@@ -5,6 +5,7 @@
  */
 import { parseDocument } from "yaml";
 import { basename, dirname, resolve } from "node:path";
+import { pathError } from "../path_errors.ts";
 import { MurError, warningLine } from "../errors.ts";
 import {
   DEFAULTS,
@@ -326,10 +327,14 @@ async function inference(
   return out;
 }
 
-/** A file the manifest names must exist at load, so a typo stops `mur run` before it starts. */
+/**
+ * A file the manifest names must exist at load, and be a file, so a typo stops `mur run` before
+ * it starts.
+ */
 async function existing(file: string, at: string, what: string): Promise<string> {
+  let info: Deno.FileInfo;
   try {
-    await Deno.stat(file);
+    info = await Deno.stat(file);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) {
       throw new MurError(
@@ -338,8 +343,14 @@ async function existing(file: string, at: string, what: string): Promise<string>
         "relative paths are resolved against the manifest's folder",
       );
     }
-    const code = e instanceof Deno.errors.PermissionDenied ? "E-IO-002" : "E-IO-003";
-    throw new MurError(code, `${at}: cannot reach ${file}: ${(e as Error).message}`);
+    throw pathError(e, { source: at, path: file, doing: `reach the ${what}`, expect: "file" });
+  }
+  if (info.isDirectory) {
+    throw new MurError(
+      "E-IO-005",
+      `${at}: the ${what} ${file} is a folder, not a file`,
+      "name the file itself; relative paths are resolved against the manifest's folder",
+    );
   }
   return file;
 }

@@ -4,6 +4,7 @@
  */
 import type { Manifest } from "../manifest/types.ts";
 import { MUR_VERSION } from "../version.ts";
+import { pathError } from "../path_errors.ts";
 
 export interface Workdir {
   /** Absolute path: tools run here, every session file lives here. */
@@ -19,11 +20,24 @@ function abs(p: string): string {
   return `${Deno.cwd()}/${p}`.replace(/\/\.\//g, "/").replace(/\/$/, "");
 }
 
-/** Creates the workdir (`--workdir`, else `<manifest dir>/workdir/<session id>`). */
+/**
+ * Creates the workdir (`--workdir`, else `<manifest dir>/workdir/<session id>`). A path the user
+ * cannot have (a file in the way, no permission, a full or read-only disk) is a coded error naming
+ * it (E-IO-00N), before anything has started.
+ */
 export function prepareWorkdir(manifest: Manifest, sessionId: string, dir?: string): Workdir {
   const root = abs(dir ?? `${manifest.dir}/workdir/${sessionId}`);
-  Deno.mkdirSync(`${root}/out`, { recursive: true });
-  Deno.mkdirSync(`${root}/logs`, { recursive: true });
+  try {
+    Deno.mkdirSync(`${root}/out`, { recursive: true });
+    Deno.mkdirSync(`${root}/logs`, { recursive: true });
+  } catch (e) {
+    throw pathError(e, {
+      source: dir !== undefined ? "--workdir" : "the session folder",
+      path: dir !== undefined ? dir : root,
+      doing: "create the session's workdir there",
+      expect: "folder",
+    });
+  }
   return {
     root,
     trace: `${root}/trace.jsonl`,

@@ -9,13 +9,19 @@ import { type RunEnd, runningFiles, spawnRun } from "./helpers.ts";
 async function launchFails(
   files: Record<string, string>,
   args: string[] = [],
-  opts: { manifestArg?: string; inspect?: (dir: string) => Promise<void> } = {},
+  opts: {
+    manifestArg?: string;
+    inspect?: (dir: string) => Promise<void>;
+    /** Runs in the capsule dir before mur run starts. */
+    before?: (dir: string) => Promise<void>;
+  } = {},
 ): Promise<RunEnd> {
   const run = await spawnRun({
     manifest: { name: "unused", version: "0" },
     files,
     args: ["--task", "hi", ...args],
     manifestArg: opts.manifestArg,
+    before: opts.before,
   });
   try {
     const end = await run.end(20_000);
@@ -115,4 +121,66 @@ Deno.test("bad input: a port in use → E-RUN-010, nothing on stdout, nothing le
   } finally {
     holder.close();
   }
+});
+
+/** A launch error is the coded lines and nothing else: no stack trace, no "Uncaught". */
+function noStack(stderr: string): void {
+  assert.ok(!/Uncaught|    at |\.ts:\d+:\d+\)/.test(stderr), `a stack trace on stderr:\n${stderr}`);
+  assert.ok(stderr.trimEnd().split("\n").length <= 2, `more than an error and a hint:\n${stderr}`);
+}
+
+Deno.test("bad input: paths a flag or a manifest value names → coded errors naming the value, never a stack trace", async () => {
+  const scripted = {
+    "murmur.yaml": `name: x\nversion: "1"\n${SCRIPTED}`,
+    "script.yaml": "tasks:\n  - turns: [{steps: [{text: hi}]}]\n",
+  };
+  // --workdir naming a file, and a folder under a file.
+  for (const wd of ["afile", "afile/sub"]) {
+    const end = await launchFails({ ...scripted, afile: "not a folder" }, ["--workdir", wd]);
+    assert.match(
+      end.stderr,
+      new RegExp(
+        `^error\\[E-IO-005\\]: --workdir ${wd}: could not create the session's workdir there: a file is in the way where a folder is needed`,
+      ),
+    );
+    assert.match(end.stderr, /hint: give --workdir a folder, or a path where one can be created/);
+    noStack(end.stderr);
+  }
+  // A full disk where the launch task is written (task.md is /dev/full).
+  const full = await launchFails(scripted, ["--workdir", "wd"], {
+    before: async (dir) => {
+      await Deno.mkdir(`${dir}/wd`);
+      await Deno.symlink("/dev/full", `${dir}/wd/task.md`);
+    },
+  });
+  assert.match(
+    full.stderr,
+    /^error\[E-IO-006\]: --workdir .*wd: could not write the launch task to task\.md: the file system refused the write/,
+  );
+  noStack(full.stderr);
+  // inference.script and a command tool's program naming folders.
+  const scriptDir = await launchFails({
+    "murmur.yaml": `name: x\nversion: "1"\n${SCRIPTED.replace("script.yaml", "scripts")}`,
+    "scripts/README": "a folder",
+  });
+  assert.match(
+    scriptDir.stderr,
+    /^error\[E-IO-005\]: inference\.script: the script .*scripts is a folder, not a file/,
+  );
+  noStack(scriptDir.stderr);
+  const toolDir = await launchFails({
+    ...scripted,
+    "murmur.yaml": `name: x\nversion: "1"\n${SCRIPTED}tools:
+  - name: weather
+    description: weather
+    input_schema: {type: object}
+    command: ["./tools"]
+`,
+    "tools/README": "a folder",
+  });
+  assert.match(
+    toolDir.stderr,
+    /^error\[E-IO-005\]: tools\[0\]\.command: the program .*tools is a folder, not a file/,
+  );
+  noStack(toolDir.stderr);
 });

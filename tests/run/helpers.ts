@@ -20,6 +20,8 @@ export interface RunOptions {
   manifestArg?: string;
   /** The script `deno run` starts instead of main.ts (a test's wrapper around the same entry). */
   entry?: string;
+  /** Runs in the capsule dir (the process's cwd) before mur run starts. */
+  before?: (dir: string) => Promise<void>;
 }
 
 export interface RunEnd {
@@ -48,6 +50,7 @@ export async function spawnRun(o: RunOptions): Promise<Run> {
   const dir = await writeCapsule({ manifest: o.manifest, script: o.script, files: o.files });
   const home = `${dir}/.murmur-home`;
   const manifestArg = o.manifestArg ?? (o.manifestFile ? `${dir}/murmur.yaml` : dir);
+  await o.before?.(dir);
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", o.entry ?? MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
     env: { MURMUR_HOME: home, NO_COLOR: "1", ...o.env },
