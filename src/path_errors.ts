@@ -5,10 +5,26 @@
  */
 import { MurError } from "./errors.ts";
 
-/** The OS error code Deno attaches to file-system errors (`ENOTDIR`, `ENOSPC`, …). */
-function errno(e: unknown): string | undefined {
-  const code = (e as { code?: unknown })?.code;
-  return typeof code === "string" ? code : undefined;
+/** Linux error numbers Deno names only in its message, `(os error 27)`. */
+const OS_ERRORS: Record<number, string> = {
+  1: "EPERM",
+  2: "ENOENT",
+  13: "EACCES",
+  17: "EEXIST",
+  20: "ENOTDIR",
+  21: "EISDIR",
+  27: "EFBIG",
+  28: "ENOSPC",
+  30: "EROFS",
+  122: "EDQUOT",
+};
+
+/** The OS error code of a file-system error (`ENOTDIR`, `ENOSPC`, …): Deno's `code`, else its message's number. */
+function errno(e: Error): string | undefined {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && code !== "") return code;
+  const n = /\(os error (\d+)\)/.exec(e.message);
+  return n ? OS_ERRORS[Number(n[1])] : undefined;
 }
 
 export interface PathProblem {

@@ -125,7 +125,7 @@ Deno.test("bad input: a port in use → E-RUN-010, nothing on stdout, nothing le
 
 /** A launch error is the coded lines and nothing else: no stack trace, no "Uncaught". */
 function noStack(stderr: string): void {
-  assert.ok(!/Uncaught|    at |\.ts:\d+:\d+\)/.test(stderr), `a stack trace on stderr:\n${stderr}`);
+  assert.ok(!/Uncaught| {4}at |\.ts:\d+:\d+\)/.test(stderr), `a stack trace on stderr:\n${stderr}`);
   assert.ok(stderr.trimEnd().split("\n").length <= 2, `more than an error and a hint:\n${stderr}`);
 }
 
