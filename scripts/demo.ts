@@ -37,6 +37,8 @@ interface Ready {
   name: string;
   version: string;
   workdir: string;
+  /** The session's own folder (trace, result, logs): the workdir, or `<workdir>/.murmur/<id>`. */
+  session_dir?: string;
 }
 
 const children = new Set<Deno.ChildProcess>();
@@ -169,7 +171,8 @@ async function demo(
   say();
 
   const wd = ready.workdir;
-  const traceLines = (await Deno.readTextFile(`${wd}/trace.jsonl`)).split("\n").filter(Boolean)
+  const sd = ready.session_dir ?? wd;
+  const traceLines = (await Deno.readTextFile(`${sd}/trace.jsonl`)).split("\n").filter(Boolean)
     .map((l) => JSON.parse(l) as { event_type: string; exit_status?: string });
   const end = traceLines.find((l) => l.event_type === "session_end");
   const status = end?.exit_status ?? "unknown";
@@ -177,14 +180,16 @@ async function demo(
   say(`   Everything it wrote is in its workdir, ${bold(shown(wd) + "/")}:`);
   for (const f of await listFiles(wd)) say(`     ${f}`);
   say();
-  say(`   ${bold("out/result.txt")} — the answer:`);
-  const result = await Deno.readTextFile(`${wd}/out/result.txt`);
+  say(`   ${bold(sd === wd ? "out/result.txt" : `${shown(sd)}/out/result.txt`)} — the answer:`);
+  const result = await Deno.readTextFile(`${sd}/out/result.txt`);
   for (const l of result.trimEnd().split("\n")) say(`     │ ${l}`);
   say();
   const counts = new Map<string, number>();
   for (const l of traceLines) counts.set(l.event_type, (counts.get(l.event_type) ?? 0) + 1);
   say(
-    `   ${bold("trace.jsonl")} — ${traceLines.length} lines, one per runtime event: ${
+    `   ${
+      bold(sd === wd ? "trace.jsonl" : `${shown(sd)}/trace.jsonl`)
+    } — ${traceLines.length} lines, one per runtime event: ${
       [...counts].map(([k, n]) => n > 1 ? `${k} ×${n}` : k).join(", ")
     }`,
   );
@@ -194,7 +199,9 @@ async function demo(
     } is what the model was told about its capsule.`,
   );
   say();
-  const wdParent = shown(wd.slice(0, wd.lastIndexOf("/")));
+  // `--workdir` for mur trace: the folder holding the session folders (the workdir's parent in
+  // the default layout; the workdir itself when its sessions are under its .murmur/).
+  const wdParent = sd === wd ? shown(wd.slice(0, wd.lastIndexOf("/"))) : shown(wd);
   say(`4. Read the trace:`);
   say(`     deno task mur trace show ${ready.session_id} --workdir ${wdParent}   # summary`);
   say(

@@ -15,7 +15,7 @@ import { requestInputTool } from "../session/request_input.ts";
 import { isHarnessDriver } from "../session/harness_attempt.ts";
 import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
-import { bootstrapLog, prepareWorkdir, writeMurmurMd } from "../session/workdir.ts";
+import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
 import { badValue, parse, usageError } from "./args.ts";
@@ -86,11 +86,19 @@ function bareResume(args: string[]): string[] {
   return out;
 }
 
-/** `--resume SESSION`: the session folder among `<manifest dir>/workdir/ses_*`, and its plan. */
-async function resumePlan(address: string, manifest: Manifest): Promise<ResumePlan> {
-  const root = `${manifest.dir}/workdir`;
-  const { trace } = await resolveSessionDir(address, await sessionDirs(root), root);
-  return planResume(trace);
+/**
+ * `--resume SESSION`: the session folder among `<manifest dir>/workdir/ses_*`, or, under
+ * `--workdir DIR`, among `DIR/.murmur/ses_*` (and a trace an older mur left in DIR itself), and
+ * its plan.
+ */
+async function resumePlan(
+  address: string,
+  manifest: Manifest,
+  workdir: string | undefined,
+): Promise<ResumePlan> {
+  const root = workdir ?? `${manifest.dir}/workdir`;
+  const { trace, sessionId } = await resolveSessionDir(address, await sessionDirs(root), root);
+  return planResume(trace, sessionId ?? undefined);
 }
 
 function parseRun(args: string[]) {
@@ -179,7 +187,7 @@ export async function runCommand(args: string[]): Promise<number> {
         "drop --context: a resumed session continues the context of the session it resumes",
       );
     }
-    resume = await resumePlan(v.resume, manifest);
+    resume = await resumePlan(v.resume, manifest, v.workdir);
   }
   let port = manifest.network.internalPort ?? 0;
   if (v.port !== undefined) port = Number(v.port);
@@ -196,7 +204,10 @@ export async function runCommand(args: string[]): Promise<number> {
   const harness = manifest.inference.transport === "process";
   const turnDriver = harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
-  const workdir = prepareWorkdir(manifest, sessionId, v.workdir);
+  // One session per workdir: refused (E-RUN-043) while a live session holds it. The lock goes
+  // when the session ends, and on every other way out of the process (the unload event).
+  const { workdir, lock } = await openWorkdir(manifest, sessionId, v.workdir);
+  globalThis.addEventListener("unload", () => lock.release());
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
     sessionStorePath: `${workdir.logs}/harness-sessions.json`,
@@ -224,6 +235,7 @@ export async function runCommand(args: string[]): Promise<number> {
   const hooks = new CommandHooks({
     hooks: manifest.hooks,
     workdirRoot: workdir.root,
+    logsDir: workdir.logs,
     sessionId,
     trace: () => session?.trace ?? null,
     sessionEventId: () => session?.sessionEventId ?? null,
@@ -367,6 +379,7 @@ export async function runCommand(args: string[]): Promise<number> {
       capsule_name: manifest.name,
       capsule_version: manifest.version,
       workdir: workdir.root,
+      session_dir: workdir.session,
       started_at: new Date().toISOString(),
       ...(door.tokens ? { tokens: door.tokens as { operator: string } } : {}),
     });
@@ -387,6 +400,7 @@ export async function runCommand(args: string[]): Promise<number> {
       name: manifest.name,
       version: manifest.version,
       workdir: workdir.root,
+      session_dir: workdir.session,
       ...(door.tokens ? { tokens: door.tokens } : {}),
     }));
   } else {
@@ -394,6 +408,7 @@ export async function runCommand(args: string[]): Promise<number> {
     console.log(`session: ${sessionId}`);
     if (v.verbose) {
       console.log(`workdir: ${workdir.root}`);
+      if (workdir.session !== workdir.root) console.log(`session dir: ${workdir.session}`);
       console.log(`manifest: ${manifest.path}`);
       console.log(`driver: ${manifest.inference.driver}`);
     }
@@ -419,6 +434,7 @@ export async function runCommand(args: string[]): Promise<number> {
     session.log.close();
     await door.shutdown();
     await removeRunningRecord(sessionId).catch(() => {});
+    lock.release();
     toolbox.detached.releaseAll();
     await driver.close?.();
     Deno.removeSignalListener("SIGTERM", term);

@@ -15,6 +15,7 @@ import {
   removeRunningRecord,
   resolveSession,
   type RunningRecord,
+  sessionDirOf,
 } from "../session/running.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
@@ -49,13 +50,13 @@ async function waitExit(pid: number, ms: number): Promise<boolean> {
 }
 
 /** Task ids among `ids` whose task_end the trace does not (yet) hold, after waiting up to `ms`. */
-async function unendedTasks(workdir: string, ids: string[], ms: number): Promise<string[]> {
+async function unendedTasks(sessionDir: string, ids: string[], ms: number): Promise<string[]> {
   const deadline = Date.now() + ms;
   let pending = [...ids];
   while (pending.length > 0) {
     let text = "";
     try {
-      text = await Deno.readTextFile(`${workdir}/trace.jsonl`);
+      text = await Deno.readTextFile(`${sessionDir}/trace.jsonl`);
     } catch { /* not written yet, or not there: keep waiting until the deadline */ }
     // A task's ending is its task_end; a task canceled while queued never started, and its
     // task_canceled line is all the trace records of it (runtime-facts §5.2).
@@ -141,7 +142,7 @@ export async function stopCommand(args: string[]): Promise<number> {
   } else {
     lines.push(`residue: unknown — the capsule could not be asked: ${reason}`);
   }
-  const unended = canceled.length > 0 ? await unendedTasks(rec.workdir, canceled, 5000) : [];
+  const unended = canceled.length > 0 ? await unendedTasks(sessionDirOf(rec), canceled, 5000) : [];
 
   // 2. SIGTERM, 3. SIGKILL after the timeout.
   let signal: string;

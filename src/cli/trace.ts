@@ -5,7 +5,7 @@
  * and with no session folders in ./workdir, the running sessions' workdirs are the candidates.
  */
 
-import { listRunningRecords } from "../session/running.ts";
+import { listRunningRecords, sessionDirOf } from "../session/running.ts";
 import { parse, UsageError, usageError } from "./args.ts";
 import { writeOut } from "./output.ts";
 import { resolveSessionDir, type SessionDir, sessionDirs } from "./session_dirs.ts";
@@ -50,12 +50,12 @@ export async function traceCommand(args: string[]): Promise<number> {
   if (candidates.length === 0 && parsed.values.workdir === undefined) {
     candidates = (await listRunningRecords().catch(() => [])).map((r) => ({
       sessionId: r.session_id,
-      dir: r.workdir,
+      dir: sessionDirOf(r),
     }));
     where = `${root} or the running sessions`;
   }
-  const { trace } = await resolveSessionDir(address, candidates, where);
-  const events = await readTrace(trace);
+  const { trace, sessionId } = await resolveSessionDir(address, candidates, where);
+  const events = await readTrace(trace, sessionId);
   const lines = sub === "show" ? showTrace(events) : stepsTree(events);
   await writeOut(lines.join("\n") + "\n");
   return 0;

@@ -15,8 +15,29 @@ const EnvelopeSchema = z.object({
 
 export type TraceEvent = z.infer<typeof EnvelopeSchema>;
 
-/** Every line, in file order. Malformed lines and a trace without session_start are E-TRC-001. */
-export async function readTrace(path: string): Promise<TraceEvent[]> {
+/**
+ * One session's lines, in file order. Malformed lines and a trace without session_start are
+ * E-TRC-001. A file an older mur appended several sessions to (one `--workdir` used twice) is
+ * read for `sessionId`, or for its last session when none is named.
+ */
+export async function readTrace(path: string, sessionId?: string | null): Promise<TraceEvent[]> {
+  const all = await readTraceFile(path);
+  const starts = all.filter((e) => e.event_type === "session_start").map((e) => e.session_id);
+  const want = sessionId ?? starts.at(-1);
+  if (new Set(starts).size <= 1 && (sessionId == null || starts[0] === sessionId)) return all;
+  const mine = all.filter((e) => e.session_id === want);
+  if (!mine.some((e) => e.event_type === "session_start")) {
+    throw new MurError("E-TRC-002", `${path} holds no session ${want}`);
+  }
+  return mine;
+}
+
+/** The sessions a trace file holds, in the order they started. */
+export function sessionsOf(events: TraceEvent[]): string[] {
+  return events.filter((e) => e.event_type === "session_start").map((e) => e.session_id);
+}
+
+async function readTraceFile(path: string): Promise<TraceEvent[]> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);

@@ -30,8 +30,10 @@ export const ASYNC_QUEUE_CAPACITY = 64;
 
 export interface CommandHooksOptions {
   hooks: HookConfig[];
-  /** The session workdir: each hook's cwd; logs go to `<root>/logs/hook-<name>.log`. */
+  /** The session workdir: each hook's cwd (and `MURMUR_WORKDIR`). */
   workdirRoot: string;
+  /** Where `hook-<name>.log` goes: the session folder's logs (default `<workdirRoot>/logs`). */
+  logsDir?: string;
   sessionId: string;
   /** The session's trace, once it exists (hook_dispatch_error). */
   trace: () => TraceWriter | null;
@@ -107,7 +109,8 @@ export class CommandHooks implements Hooks {
   constructor(o: CommandHooksOptions) {
     this.#o = o;
     for (const h of o.hooks) {
-      this.#logs.set(h.name, new HookLog(`${o.workdirRoot}/logs/hook-${h.name}.log`));
+      const logs = o.logsDir ?? `${o.workdirRoot}/logs`;
+      this.#logs.set(h.name, new HookLog(`${logs}/hook-${h.name}.log`));
     }
     this.hasCompaction = o.hooks.some((h) =>
       h.binding === "on-compaction" && h.commitPolicy === "replace-context"
@@ -386,14 +389,26 @@ export class CommandHooks implements Hooks {
     const why = unhonouredReason(h, arm);
     this.#log(h).line(`${h.binding}: answered ${arm.arm}, but ${why}; ${consequence}`);
     this.#o.warn(
-      `[murmur] hook ${h.name} answered ${arm.arm} on ${h.binding}, but ${why}; ${consequence} (logs/hook-${h.name}.log)`,
+      `[murmur] hook ${h.name} answered ${arm.arm} on ${h.binding}, but ${why}; ${consequence} (${
+        this.#logName(h)
+      })`,
     );
     this.#dispatchError(h, h.binding, arm.arm);
   }
 
+  /** The hook's log as stderr names it: relative to the workdir when it is inside it. */
+  #logName(h: HookConfig): string {
+    const logs = this.#o.logsDir ?? `${this.#o.workdirRoot}/logs`;
+    const path = `${logs}/hook-${h.name}.log`;
+    const root = `${this.#o.workdirRoot}/`;
+    return path.startsWith(root) ? path.slice(root.length) : path;
+  }
+
   #failed(h: HookConfig, reason: string, consequence: string): void {
     this.#o.warn(
-      `[murmur] hook ${h.name} failed on ${h.binding}: ${reason}; ${consequence} (logs/hook-${h.name}.log)`,
+      `[murmur] hook ${h.name} failed on ${h.binding}: ${reason}; ${consequence} (${
+        this.#logName(h)
+      })`,
     );
   }
 

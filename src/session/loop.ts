@@ -148,7 +148,7 @@ export class TaskLoop {
     const content = task.trusted ? task.text : fence(`task:${task.origin}`, task.text);
     const seed = await this.#seed(task, taskEvt, history);
     const messages: ConversationMessage[] = [...seed, ...history, { role: "user", content }];
-    saveConversation(this.d.workdir.root, task.contextId, messages);
+    saveConversation(this.d.workdir.session, task.contextId, messages);
 
     let reopenCount = 0;
     let doneChecks = 0;
@@ -274,7 +274,7 @@ export class TaskLoop {
       });
     }
 
-    saveConversation(this.d.workdir.root, task.contextId, messages);
+    saveConversation(this.d.workdir.session, task.contextId, messages);
     if (threaded && exitStatus === "ok") this.d.histories.set(task.contextId, messages);
     this.#finish(task, end, exitStatus, threaded);
     const durationMs = this.#clock() - started;
@@ -700,7 +700,7 @@ export class TaskLoop {
           });
           registry.status(task, "TASK_STATE_WORKING", `keep working ${c.nudges} of ${kw.limit}`);
           messages.push({ role: "user", content: kw.message });
-          saveConversation(this.d.workdir.root, task.contextId, messages);
+          saveConversation(this.d.workdir.session, task.contextId, messages);
           continue;
         }
         if (cut) {
@@ -729,7 +729,7 @@ export class TaskLoop {
       }
       if (signal.aborted) return { kind: "canceled" };
       messages.push({ role: "tool", results });
-      saveConversation(this.d.workdir.root, task.contextId, messages);
+      saveConversation(this.d.workdir.session, task.contextId, messages);
     }
   }
 
@@ -786,7 +786,7 @@ export class TaskLoop {
       return null;
     }
     messages.splice(0, messages.length, ...replaced);
-    saveConversation(this.d.workdir.root, task.contextId, messages);
+    saveConversation(this.d.workdir.session, task.contextId, messages);
     trace.write("compaction", c.lastTurnEvt, {
       turn,
       task_id: task.id,

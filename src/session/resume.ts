@@ -58,10 +58,16 @@ function readLines(path: string): Line[] {
   return out;
 }
 
-/** Reads what a resume needs from the old session's trace and folder. */
-export function planResume(trace: string): ResumePlan {
+/**
+ * Reads what a resume needs from the old session's trace and folder. `sessionId` picks one
+ * session from a trace an older mur appended several sessions to (default: its last).
+ */
+export function planResume(trace: string, sessionId?: string): ResumePlan {
   const fromDir = trace.slice(0, trace.lastIndexOf("/")) || ".";
-  const lines = readLines(trace);
+  const every = readLines(trace);
+  const starts = every.filter((l) => l.event_type === "session_start").map((l) => l.session_id);
+  const want = sessionId ?? starts.at(-1);
+  const lines = new Set(starts).size > 1 ? every.filter((l) => l.session_id === want) : every;
   const start = lines.find((l) => l.event_type === "session_start");
   const fromSession = typeof start?.session_id === "string"
     ? start.session_id

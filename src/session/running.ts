@@ -18,8 +18,13 @@ export interface RunningRecord {
   pid: number;
   capsule_name: string;
   capsule_version: string;
-  /** The session's workdir (where trace.jsonl lives). */
+  /** The session's workdir: the tools' working directory. */
   workdir: string;
+  /**
+   * The session folder, where trace.jsonl lives: `workdir` itself, or `<workdir>/.murmur/<id>`
+   * under `--workdir`. Absent in records of older versions, whose trace was in `workdir`.
+   */
+  session_dir?: string;
   /** RFC 3339 UTC. */
   started_at: string;
   /** Only on a door declaring `network.authentication`: `operator` and one per credential. */
@@ -38,6 +43,7 @@ const RecordSchema = z.object({
   capsule_name: z.string(),
   capsule_version: z.string(),
   workdir: z.string(),
+  session_dir: z.string().optional(),
   started_at: z.string(),
   tokens: z.object({ operator: z.string() }).catchall(z.string()).optional(),
   process_start: z.string().optional(),
@@ -423,4 +429,9 @@ export async function resolveSession(
     `${rec.session_id} is running but its capsule did not answer at ${rec.url}: ${reason}`,
     "the capsule may be busy or starting; try again, or mur stop it",
   );
+}
+
+/** Where a running session's trace.jsonl lives. */
+export function sessionDirOf(rec: RunningRecord): string {
+  return rec.session_dir ?? rec.workdir;
 }

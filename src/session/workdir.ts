@@ -1,16 +1,27 @@
 /**
- * The session's files (contract §6): the workdir is the tools' cwd and holds MURMUR.md, task.md,
- * trace.jsonl, out/result.txt and logs/.
+ * The session's files (contract §6, README "Files"). Two folders, one unless `--workdir` is given:
+ *
+ * - the workdir (`root`): the tools' working directory and what they leave there, MURMUR.md and
+ *   task.md, shell logs (`logs/shell-*.log`, `logs/<work id>.log`);
+ * - the session folder (`session`): this session's own bookkeeping, trace.jsonl, out/result.txt,
+ *   logs/bootstrap.log and hook logs, conversation/. It is the workdir itself by default
+ *   (`<manifest dir>/workdir/<session id>`), and `<workdir>/.murmur/<session id>` under
+ *   `--workdir DIR`, so sessions that use the same DIR one after another keep their traces apart
+ *   (the reference's layout).
  */
 import type { Manifest } from "../manifest/types.ts";
 import { MUR_VERSION } from "../version.ts";
 import { pathError } from "../path_errors.ts";
+import { lockWorkdir, type WorkdirLock } from "./workdir_lock.ts";
 
 export interface Workdir {
-  /** Absolute path: tools run here, every session file lives here. */
+  /** Absolute path: tools run here; MURMUR.md and task.md live here. */
   root: string;
+  /** Absolute path: this session's trace, result, logs and conversation records. */
+  session: string;
   trace: string;
   resultFile: string;
+  /** The session's logs (bootstrap, hooks, harness sessions): `<session>/logs`. */
   logs: string;
   bootstrapLog: string;
 }
@@ -20,30 +31,69 @@ function abs(p: string): string {
   return `${Deno.cwd()}/${p}`.replace(/\/\.\//g, "/").replace(/\/$/, "");
 }
 
+/** The session folder of a session that ran in `root` (`--workdir` given or not). */
+export function sessionFolder(root: string, sessionId: string, ownWorkdir: boolean): string {
+  return ownWorkdir ? `${root}/.murmur/${sessionId}` : root;
+}
+
 /**
- * Creates the workdir (`--workdir`, else `<manifest dir>/workdir/<session id>`). A path the user
- * cannot have (a file in the way, no permission, a full or read-only disk) is a coded error naming
- * it (E-IO-00N), before anything has started.
+ * Opens this session's workdir (`--workdir`, else `<manifest dir>/workdir/<session id>`): creates
+ * it, takes it for the session (one live session per workdir, E-RUN-043, before anything of this
+ * session is written there), then creates the session folder. A path the user cannot have (a file
+ * in the way, no permission, a full or read-only disk) is a coded error naming it (E-IO-00N),
+ * before anything has started. The caller releases the lock when the session ends.
  */
+export async function openWorkdir(
+  manifest: Manifest,
+  sessionId: string,
+  dir?: string,
+): Promise<{ workdir: Workdir; lock: WorkdirLock }> {
+  const root = abs(dir ?? `${manifest.dir}/workdir/${sessionId}`);
+  const session = sessionFolder(root, sessionId, dir !== undefined);
+  const problem = (doing: string) => ({
+    source: dir !== undefined ? "--workdir" : "the session folder",
+    path: dir !== undefined ? dir : root,
+    doing,
+    expect: "folder" as const,
+  });
+  try {
+    Deno.mkdirSync(root, { recursive: true });
+  } catch (e) {
+    throw pathError(e, problem("create the session's workdir there"));
+  }
+  let lock: WorkdirLock;
+  try {
+    lock = await lockWorkdir(root, sessionId, dir ?? root);
+  } catch (e) {
+    throw pathError(e, problem("take the workdir for this session"));
+  }
+  try {
+    Deno.mkdirSync(`${session}/out`, { recursive: true });
+    Deno.mkdirSync(`${session}/logs`, { recursive: true });
+  } catch (e) {
+    lock.release();
+    throw pathError(e, problem("create the session's folder there"));
+  }
+  return { workdir: layout(root, session), lock };
+}
+
+/** The folders alone, without taking the workdir: for sessions run in-process (tests). */
 export function prepareWorkdir(manifest: Manifest, sessionId: string, dir?: string): Workdir {
   const root = abs(dir ?? `${manifest.dir}/workdir/${sessionId}`);
-  try {
-    Deno.mkdirSync(`${root}/out`, { recursive: true });
-    Deno.mkdirSync(`${root}/logs`, { recursive: true });
-  } catch (e) {
-    throw pathError(e, {
-      source: dir !== undefined ? "--workdir" : "the session folder",
-      path: dir !== undefined ? dir : root,
-      doing: "create the session's workdir there",
-      expect: "folder",
-    });
-  }
+  const session = sessionFolder(root, sessionId, dir !== undefined);
+  Deno.mkdirSync(`${session}/out`, { recursive: true });
+  Deno.mkdirSync(`${session}/logs`, { recursive: true });
+  return layout(root, session);
+}
+
+function layout(root: string, session: string): Workdir {
   return {
     root,
-    trace: `${root}/trace.jsonl`,
-    resultFile: `${root}/out/result.txt`,
-    logs: `${root}/logs`,
-    bootstrapLog: `${root}/logs/bootstrap.log`,
+    session,
+    trace: `${session}/trace.jsonl`,
+    resultFile: `${session}/out/result.txt`,
+    logs: `${session}/logs`,
+    bootstrapLog: `${session}/logs/bootstrap.log`,
   };
 }
 
@@ -61,7 +111,7 @@ export function bootstrapLog(wd: Workdir, line: string): void {
 /** `out/result.txt` on every terminal outcome (reference §8.2). */
 export function writeResult(wd: Workdir, text: string, taskId?: string): void {
   Deno.writeTextFileSync(wd.resultFile, text);
-  if (taskId) Deno.writeTextFileSync(`${wd.root}/out/result_${taskId}.txt`, text);
+  if (taskId) Deno.writeTextFileSync(`${wd.session}/out/result_${taskId}.txt`, text);
 }
 
 export interface MurmurMdInfo {
@@ -113,8 +163,15 @@ export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
     "./",
     "├── MURMUR.md      this file",
     "├── task.md        the launch task",
-    "├── out/           result.txt: the final answer",
-    "├── logs/          bootstrap.log, full shell output, detached commands",
+    ...(wd.session === wd.root
+      ? [
+        "├── out/           result.txt: the final answer",
+        "├── logs/          bootstrap.log, full shell output, detached commands",
+      ]
+      : [
+        "├── .murmur/       each session's trace, result and logs (the runtime's own)",
+        "├── logs/          full shell output, detached commands",
+      ]),
     "└── checkpoints/   summary.md, plan.json, decisions.json (yours to maintain)",
     "```",
     "",

@@ -446,7 +446,10 @@ Deno.test("faults: the trace becoming unwritable mid-session (a file-size limit)
   }
 });
 
-Deno.test("faults: a trace that cannot be written from the start ends the launch cleanly with E-RUN-007", async () => {
+// A trace cannot be unwritable from the start any more: each session's folder is created fresh
+// (README "Files"), so a file system that refuses writes refuses the workdir's first file,
+// MURMUR.md, before the door opens. The trace failing mid-session is the test above.
+Deno.test("faults: a workdir that cannot be written from the start ends the launch cleanly with E-IO-006", async () => {
   const dir = await writeCapsule({
     manifest: { name: "devfull", version: "0.1.0" },
     script: { tasks: [{ turns: [{ steps: [{ text: "hi" }] }] }] },
@@ -454,15 +457,19 @@ Deno.test("faults: a trace that cannot be written from the start ends the launch
   try {
     const wd = `${dir}/wd`;
     await Deno.mkdir(wd);
-    await Deno.symlink("/dev/full", `${wd}/trace.jsonl`);
+    await Deno.symlink("/dev/full", `${wd}/MURMUR.md`);
     const r = await murCli(["run", "--manifest", dir, "--workdir", wd, "--task", "hello"], {
       MURMUR_HOME: `${dir}/home`,
     }, 20_000);
     faults++;
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /error\[E-RUN-007\]: the session trace could not be written/);
+    assert.match(
+      r.stderr,
+      /error\[E-IO-006\]: --workdir .*wd: could not write MURMUR\.md: the file system refused the write/,
+    );
     const running = await Array.fromAsync(Deno.readDir(`${dir}/home/running`)).catch(() => []);
     assert.deepEqual(running, []);
+    await assert.rejects(Deno.stat(`${wd}/.murmur/live.json`), Deno.errors.NotFound);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

@@ -65,12 +65,16 @@ Deno.test("demo: watch shows the session live, then the workdir, result.txt and 
     assert.match(stdout, /^\[artifact\] tool: bash \[ok, exit 0/m);
     assert.match(stdout, /^\[completed\]$/m);
     assert.match(stderr, /\[murmur\] watching ses_[0-9a-f]{32}/);
-    // Then where everything went.
-    const result = await Deno.readTextFile(`${tmp}/wd/out/result.txt`);
+    // Then where everything went: under --workdir, the session's own files are in its folder
+    // under .murmur/ (README "Files"), named by the readiness line.
+    const ready = JSON.parse(/^\s*(\{"url".*\})$/m.exec(stdout)![1]);
+    const sd = ready.session_dir as string;
+    assertEquals(sd, `${tmp}/wd/.murmur/${ready.session_id}`);
+    const result = await Deno.readTextFile(`${sd}/out/result.txt`);
     assert.ok(result.length > 0);
     assert.ok(stdout.includes(`│ ${result.trimEnd().split("\n")[0]}`), "result.txt is shown");
     assert.match(stdout, /status ok, exit code 0/);
-    const traceLines = (await Deno.readTextFile(`${tmp}/wd/trace.jsonl`)).trimEnd().split("\n");
+    const traceLines = (await Deno.readTextFile(`${sd}/trace.jsonl`)).trimEnd().split("\n");
     assert.ok(stdout.includes(`trace.jsonl — ${traceLines.length} lines`), stdout);
     assert.match(stdout, /mur trace show ses_[0-9a-f]{32} --workdir /);
     assertEquals(await Deno.readTextFile(`${tmp}/wd/task.md`), "Say hello to the test");
@@ -117,8 +121,11 @@ Deno.test("demo: Ctrl-C stops the capsule and the watcher it started", async () 
       await until(`${k.cmd} (${k.pid}) to be gone`, () => gone(k.pid), 10_000);
     }
     assertEquals(await runningFiles(`${tmp}/home`), []);
-    // The capsule ended cleanly on the SIGTERM the demo sent: its trace is closed.
-    const trace = (await Deno.readTextFile(`${tmp}/wd/trace.jsonl`)).trimEnd().split("\n");
+    // The capsule ended cleanly on the SIGTERM the demo sent: its trace (in its session folder
+    // under --workdir's .murmur/) is closed.
+    const sid = JSON.parse(/^\s*(\{"url".*\})$/m.exec(stdout)![1]).session_id;
+    const trace = (await Deno.readTextFile(`${tmp}/wd/.murmur/${sid}/trace.jsonl`)).trimEnd()
+      .split("\n");
     const end = JSON.parse(trace.at(-1)!);
     assertEquals([end.event_type, end.exit_status], ["session_end", "canceled"]);
   } finally {

@@ -79,7 +79,7 @@ Deno.test("mur run -v: workdir, manifest and driver lines after the session line
   }
 });
 
-Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir", async () => {
+Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir, session_dir", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: SLOW,
@@ -88,7 +88,17 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
   try {
     const line = await run.line();
     const ready = JSON.parse(line!);
-    assertEquals(Object.keys(ready), ["url", "pid", "session_id", "name", "version", "workdir"]);
+    assertEquals(Object.keys(ready), [
+      "url",
+      "pid",
+      "session_id",
+      "name",
+      "version",
+      "workdir",
+      "session_dir",
+    ]);
+    // Without --workdir the session folder is the workdir itself (README "Files").
+    assertEquals(ready.session_dir, ready.workdir);
     assert.match(ready.url, /^localhost:\d+$/);
     assertEquals(ready.pid, run.pid);
     assert.match(ready.session_id, HEX32);
@@ -129,6 +139,7 @@ Deno.test("mur run --json: tokens on a door that declares network.authentication
       "name",
       "version",
       "workdir",
+      "session_dir",
       "tokens",
     ]);
     assertEquals(Object.keys(ready.tokens).sort(), ["operator", "watcher"]);
