@@ -19,6 +19,29 @@ export class MurError extends Error {
   }
 }
 
+/**
+ * Several diagnostics found at once (every problem of a manifest): printed one after the other,
+ * then the shared hint. Its code is the first one's.
+ */
+export class ManifestErrors extends MurError {
+  constructor(readonly errors: MurError[], hint?: string) {
+    super(errors[0].code, errors.map((e) => e.message).join("; "), hint);
+    this.name = "ManifestErrors";
+  }
+
+  /** One error stays itself; more become one ManifestErrors. */
+  static of(errors: MurError[], hint?: string): MurError {
+    if (errors.length === 1 && hint === undefined) return errors[0];
+    return new ManifestErrors(errors, hint);
+  }
+
+  override format(): string {
+    const lines = this.errors.map((e) => e.format());
+    if (this.hint) lines.push(`  hint: ${this.hint}`);
+    return lines.join("\n");
+  }
+}
+
 /** A warning line, CLI side: `warning[W-SEC-032]: …`. */
 export function warningLine(code: string, message: string): string {
   return `warning[${code}]: ${message}`;

@@ -6,7 +6,10 @@
 import { parseDocument } from "yaml";
 import { basename, dirname, resolve } from "node:path";
 import { pathError } from "../path_errors.ts";
-import { MurError, warningLine } from "../errors.ts";
+import { ManifestErrors, MurError, warningLine } from "../errors.ts";
+import { validateManifest } from "./checks.ts";
+import { loadWarnings } from "./load_warnings.ts";
+import { suggestKey } from "./suggest.ts";
 import {
   DEFAULTS,
   invalid,
@@ -14,7 +17,6 @@ import {
   type ManifestDoc,
   PROCESS_DEFAULTS,
   splitUnknownKeys,
-  validateManifest,
 } from "./schema.ts";
 import type {
   Credential,
@@ -46,16 +48,26 @@ export async function loadManifest(
   try {
     const raw = parseYaml(text, label);
     const { clean, unknown } = splitUnknownKeys(raw);
-    const warnings = unknown.map((key) =>
-      warningLine("W-SEC-019", `${label}: unknown key '${key}' is ignored`)
-    );
-    const expanded = expandEnv(clean, env, []);
+    const warnings = unknown.map(({ key, owner, name }) => {
+      const near = suggestKey(owner, name);
+      return warningLine(
+        "W-SEC-019",
+        `${label}: unknown key '${key}' is ignored${near ? `; did you mean '${near}'?` : ""}`,
+      );
+    });
+    const problems: MurError[] = [];
+    const expanded = expandEnv(clean, env, [], problems);
+    if (problems.length > 0) throw ManifestErrors.of(problems);
     const { doc, notes } = validateManifest(expanded);
     warnings.push(...notes.map((note) => warningLine("W-SEC-019", `${label}: ${note}`)));
     const manifest = await normalize(doc, file);
+    warnings.push(...loadWarnings(label, doc, manifest, env.PATH));
     return { manifest, warnings };
   } catch (e) {
     // Key paths alone do not say which file; the hint does, unless a better hint is there.
+    if (e instanceof ManifestErrors && !e.hint) {
+      throw new ManifestErrors(e.errors, `fix the manifest at ${file}`);
+    }
     if (e instanceof MurError && e.code.startsWith("E-MAN-") && !e.hint) {
       throw new MurError(e.code, e.message, `fix the manifest at ${file}`);
     }
@@ -158,12 +170,28 @@ const REFERENCE = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * literal `${` (so a hook's shell line can keep `$${HOME}` for the shell to expand). An unset
  * NAME, or a `${…}` that is not a plain variable name, is E-MAN-003 naming the key path.
  */
-export function expandEnv(value: unknown, env: Env, path: PropertyKey[]): unknown {
-  if (typeof value === "string") return expandString(value, env, keyPath(path));
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, i]));
+export function expandEnv(
+  value: unknown,
+  env: Env,
+  path: PropertyKey[],
+  problems?: MurError[],
+): unknown {
+  if (typeof value === "string") {
+    try {
+      return expandString(value, env, keyPath(path));
+    } catch (e) {
+      // Collected, so every unset variable is named at once; without a list the first throws.
+      if (!problems || !(e instanceof MurError)) throw e;
+      problems.push(e);
+      return value;
+    }
+  }
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, i], problems));
   if (value !== null && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, [...path, k]);
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = expandEnv(v, env, [...path, k], problems);
+    }
     return out;
   }
   return value;
@@ -269,9 +297,18 @@ async function normalize(doc: ManifestDoc, file: string): Promise<Manifest> {
         readOnly: (doc.capabilities?.filesystem?.read_only ?? []).map(normalizeSubtree),
       },
     },
-    tools: await Promise.all((doc.tools ?? []).map((t, i) => tool(t, i, dir))),
-    hooks: await Promise.all((doc.hooks ?? []).map((h, i) => hook(h, i, dir))),
+    tools: [],
+    hooks: [],
   };
+  // Every program path that is not there is named, not only the first.
+  const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));
+  const hooks = await Promise.allSettled((doc.hooks ?? []).map((h, i) => hook(h, i, dir)));
+  const failed = [...tools, ...hooks].flatMap((r) => r.status === "rejected" ? [r.reason] : []);
+  if (failed.length > 0) {
+    throw failed.every((e) => e instanceof MurError) ? ManifestErrors.of(failed) : failed[0];
+  }
+  manifest.tools = tools.map((r) => (r as PromiseFulfilledResult<ToolConfig>).value);
+  manifest.hooks = hooks.map((r) => (r as PromiseFulfilledResult<HookConfig>).value);
   return manifest;
 }
 

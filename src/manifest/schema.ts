@@ -1,7 +1,7 @@
 /**
  * What a valid `murmur.yaml` is (contract §2): the zod schema of the document as written
- * (snake_case, every key optional where the contract gives a default), and the checks that span
- * several keys. Every message names the key path, because users read it as
+ * (snake_case, every key optional where the contract gives a default); the checks that span
+ * several keys are in ./checks.ts. Every message names the key path, because users read it as
  * `error[E-MAN-003]: <message>` with nothing else to go on.
  *
  * Objects are strict so that zod reports unknown keys; the loader turns those into
@@ -173,7 +173,7 @@ const CAPSULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 /** What model providers accept as a tool name (Anthropic's and OpenAI's common rule). */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** Hook names end up in file names (`logs/hook-<name>.log`) and status texts. */
-const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+export const HOOK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
 const shellBinary = () =>
   str().refine((v) => BARE_BINARY.test(v), {
@@ -329,7 +329,7 @@ export function invalid(path: string, what: string, hint?: string): MurError {
   return new MurError("E-MAN-003", `${path}: ${what}`, hint);
 }
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let cur = root;
   for (const part of path) {
     if (cur === null || typeof cur !== "object") return undefined;
@@ -339,254 +339,26 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /**
- * Keys the schema does not know, as key paths (`foo.bar`, `tools[0].colour`), and a copy of
- * `raw` without them. Only strict-object complaints are read here; every other issue is left to
- * validateManifest, which runs on the cleaned copy.
+ * Keys the schema does not know, as key paths (`foo.bar`, `tools[0].colour`) with where they sit
+ * (`owner`, for the did-you-mean) and their own name, and a copy of `raw` without them. Only
+ * strict-object complaints are read here; every other issue is left to validateManifest, which
+ * runs on the cleaned copy.
  */
-export function splitUnknownKeys(raw: unknown): { clean: unknown; unknown: string[] } {
+export function splitUnknownKeys(raw: unknown): {
+  clean: unknown;
+  unknown: { key: string; owner: PropertyKey[]; name: string }[];
+} {
   const clean = structuredClone(raw);
   const result = manifestSchema.safeParse(clean);
   if (result.success) return { clean, unknown: [] };
-  const unknown: string[] = [];
+  const unknown: { key: string; owner: PropertyKey[]; name: string }[] = [];
   for (const issue of result.error.issues) {
     if (issue.code !== "unrecognized_keys") continue;
     const owner = valueAt(clean, issue.path) as Record<string, unknown>;
     for (const key of issue.keys) {
-      unknown.push(keyPath([...issue.path, key]));
+      unknown.push({ key: keyPath([...issue.path, key]), owner: [...issue.path], name: key });
       delete owner[key];
     }
   }
   return { clean, unknown };
-}
-
-/**
- * Schema validation plus the cross-key rules; the first problem found is thrown. `notes` name
- * keys that are valid but ignored (e.g. `inference.command` under transport http).
- */
-export function validateManifest(data: unknown): { doc: ManifestDoc; notes: string[] } {
-  const result = manifestSchema.safeParse(data);
-  if (!result.success) {
-    const issue = result.error.issues.find((i) => i.code !== "unrecognized_keys") ??
-      result.error.issues[0];
-    const path = keyPath(issue.path);
-    // Whatever the rule, a value that is not there is a missing key (enums report it as a bad value).
-    if (issue.path.length > 0 && valueAt(data, issue.path) === undefined) {
-      throw missing(path);
-    }
-    if (issue.code === "unrecognized_keys") {
-      throw invalid(path || "manifest", `unknown keys ${issue.keys.join(", ")}`);
-    }
-    throw invalid(path || "manifest", issue.message);
-  }
-  const notes = checkManifest(result.data);
-  return { doc: result.data, notes };
-}
-
-/**
- * Rules spanning several keys, in document order. Returns notes about keys that are valid but
- * ignored by this configuration (the loader prints them as warnings).
- */
-export function checkManifest(doc: ManifestDoc): string[] {
-  const notes = checkInference(doc.inference ?? {});
-  checkNetwork(doc);
-  const shell = doc.capabilities?.shell?.allow ?? [];
-  firstDuplicate(
-    shell,
-    (i, j) =>
-      invalid(`capabilities.shell.allow[${j}]`, `${show(shell[j])} is listed twice (also [${i}])`),
-  );
-  checkTools(doc.tools ?? [], shell);
-  checkHooks(doc.hooks ?? []);
-  return notes;
-}
-
-function checkInference(inf: NonNullable<ManifestDoc["inference"]>): string[] {
-  const transport = inf.transport ?? DEFAULTS.transport;
-  const allowed: readonly string[] = transport === "http" ? HTTP_DRIVERS : PROCESS_DRIVERS;
-  const other: readonly string[] = transport === "http" ? PROCESS_DRIVERS : HTTP_DRIVERS;
-
-  if (inf.driver === undefined) {
-    if (transport === "process") {
-      throw missing("inference.driver", `transport process needs ${PROCESS_DRIVERS.join(" or ")}`);
-    }
-    // A provider setting without a driver would otherwise silently run the scripted driver.
-    const provider = (["model", "endpoint", "api_key"] as const).find((k) => inf[k] !== undefined);
-    if (provider) {
-      throw missing(
-        "inference.driver",
-        `inference.${provider} is set, so name the provider driver (${
-          PROVIDER_DRIVERS.join(", ")
-        })`,
-      );
-    }
-  } else if (!allowed.includes(inf.driver)) {
-    let what = `${show(inf.driver)} is not one of ${allowed.join(", ")} (transport ${transport})`;
-    if (other.includes(inf.driver)) {
-      const needs = transport === "http" ? "process" : "http";
-      what += `; ${show(inf.driver)} runs under transport ${needs}`;
-    }
-    throw invalid("inference.driver", what);
-  }
-  const driver = inf.driver ?? DEFAULTS.driver;
-
-  if ((PROVIDER_DRIVERS as readonly string[]).includes(driver) && inf.model === undefined) {
-    throw missing("inference.model", `driver '${driver}' needs a model name`);
-  }
-  if (driver === "openai-compatible" && inf.endpoint === undefined) {
-    throw missing(
-      "inference.endpoint",
-      "driver 'openai-compatible' needs the provider's base URL (e.g. http://localhost:11434/v1)",
-    );
-  }
-  if (transport === "http" && inf.endpoint !== undefined && !isHttpUrl(inf.endpoint)) {
-    throw invalid("inference.endpoint", `${show(inf.endpoint)} is not an http:// or https:// URL`);
-  }
-  // Keys of the other transport or driver are ignored with a warning, not refused: the contract's
-  // own example lists every inference key at once.
-  const ignored: string[] = [];
-  const ignore = (key: keyof typeof inf, why: string) => {
-    if (inf[key] !== undefined) ignored.push(`key 'inference.${key}' is ignored: ${why}`);
-  };
-  if (driver !== "scripted") {
-    ignore("script", `only driver 'scripted' reads a script (driver is '${driver}')`);
-  }
-  if (transport === "http") {
-    ignore("command", "only transport process runs a harness command (transport is http)");
-    ignore("env", "only transport process runs a harness with an environment (transport is http)");
-  } else {
-    const why =
-      "under transport process the harness gets credentials and endpoint through inference.env";
-    ignore("endpoint", why);
-    ignore("api_key", why);
-  }
-  if (inf.system_prompt !== undefined && inf.system_prompt_file !== undefined) {
-    throw invalid(
-      "inference.system_prompt_file",
-      "cannot be set together with inference.system_prompt; keep one",
-    );
-  }
-  return ignored;
-}
-
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    return url.protocol === "http:" || url.protocol === "https:";
-  } catch {
-    return false;
-  }
-}
-
-function checkNetwork(doc: ManifestDoc): void {
-  const credentials = doc.network?.authentication?.credentials ?? {};
-  for (const name of Object.keys(credentials)) {
-    const path = `network.authentication.credentials.${name}`;
-    if (name === RESERVED_CREDENTIAL) {
-      throw invalid(
-        path,
-        "'operator' is reserved: the runtime always mints it with every scope; choose another name",
-      );
-    }
-    if (name.trim() === "") throw invalid(path, "a credential name must not be empty");
-  }
-}
-
-function checkTools(tools: NonNullable<ManifestDoc["tools"]>, shell: string[]): void {
-  const names: string[] = [];
-  tools.forEach((tool, i) => {
-    const at = `tools[${i}]`;
-    if (tool.builtin !== undefined) {
-      const extra = Object.keys(tool).filter((k) => k !== "builtin");
-      if (extra.length > 0) {
-        throw invalid(
-          at,
-          `a builtin entry takes only 'builtin' (found ${extra.map((k) => `'${k}'`).join(", ")})`,
-        );
-      }
-      names.push(tool.builtin);
-      return;
-    }
-    if (tool.name === undefined) {
-      throw missing(`${at}.name`, "a tool entry is {builtin: request-input} or a command tool");
-    }
-    if (!TOOL_NAME.test(tool.name)) {
-      throw invalid(
-        `${at}.name`,
-        `${
-          show(tool.name)
-        } must be 1 to 64 letters, digits, '_' or '-' (what model providers accept)`,
-      );
-    }
-    if ((BUILTIN_TOOLS as readonly string[]).includes(tool.name)) {
-      throw invalid(
-        `${at}.name`,
-        `${show(tool.name)} is a builtin tool; declare it as {builtin: ${tool.name}}`,
-      );
-    }
-    if (shell.includes(tool.name)) {
-      throw invalid(
-        `${at}.name`,
-        `${show(tool.name)} is already a shell tool from capabilities.shell.allow`,
-      );
-    }
-    if (tool.description === undefined) throw missing(`${at}.description`);
-    if (tool.command === undefined) throw missing(`${at}.command`);
-    const type = tool.input_schema?.type;
-    if (type !== undefined && type !== "object") {
-      throw invalid(
-        `${at}.input_schema.type`,
-        `${show(type)} is not 'object' (a tool's input is one JSON object)`,
-      );
-    }
-    names.push(tool.name);
-  });
-  firstDuplicate(
-    names,
-    (i, j) => invalid(`tools[${j}]`, `${show(names[j])} is declared twice (also tools[${i}])`),
-  );
-}
-
-function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>): void {
-  hooks.forEach((hook, i) => {
-    const at = `hooks[${i}] (${hook.name})`;
-    if (!HOOK_NAME.test(hook.name)) {
-      throw invalid(
-        `hooks[${i}].name`,
-        `${
-          show(hook.name)
-        } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
-      );
-    }
-    const policy = hook.commit_policy ?? DEFAULTS.commitPolicy;
-    const honored = BINDING_POLICY[hook.binding];
-    if (policy !== "none" && policy !== honored) {
-      const honors = honored
-        ? `honors commit_policy '${honored}'`
-        : "honors only commit_policy 'none'";
-      throw invalid(
-        at,
-        `commit_policy '${policy}' is not valid for binding '${hook.binding}'; binding '${hook.binding}' ${honors}`,
-      );
-    }
-    if (policy !== "none" && hook.execution_mode === "async") {
-      throw invalid(
-        at,
-        `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`,
-      );
-    }
-  });
-  const names = hooks.map((h) => h.name);
-  firstDuplicate(
-    names,
-    (i, j) => invalid(`hooks[${j}]`, `${show(names[j])} is declared twice (also hooks[${i}])`),
-  );
-}
-
-function firstDuplicate(values: string[], error: (first: number, again: number) => Error): void {
-  const seen = new Map<string, number>();
-  values.forEach((v, j) => {
-    const i = seen.get(v);
-    if (i !== undefined) throw error(i, j);
-    seen.set(v, j);
-  });
 }

@@ -97,7 +97,8 @@ Deno.test("the contract example without ANTHROPIC_API_KEY is E-MAN-003 naming ke
 Deno.test("defaults: a manifest of name and version only", async () => {
   await withCapsule(BASE, {}, async (dir) => {
     const { manifest, warnings } = await loadManifest(dir, {});
-    assert.deepEqual(warnings, []);
+    // It says plainly that it runs the built-in scripted model.
+    assert.deepEqual(warnings.map((w) => w.slice(0, w.indexOf("]") + 1)), ["warning[W-MAN-001]"]);
     const expected: Manifest = {
       name: "t",
       version: "1",
@@ -430,11 +431,23 @@ Deno.test("a bare scripted driver has no script: the driver's built-in default a
   assert.equal(manifest.inference.script, undefined);
 });
 
-Deno.test("validation stops at the first problem, in document order", async () => {
-  await loadError(
-    `name: t\ninference:\n  max_turns: 0\n`,
-    "E-MAN-001",
-    "missing required key 'version'",
+Deno.test("every problem is reported, in document order, each as its own error line", async () => {
+  await withCapsule(
+    `name: t\ninference:\n  max_turns: 0\nlifecycle:\n  after_task: never\n`,
+    {},
+    async (dir) => {
+      await assert.rejects(
+        () => loadManifest(dir, {}),
+        (e: unknown) =>
+          e instanceof MurError && e.code === "E-MAN-001" &&
+          e.format() === [
+              "error[E-MAN-001]: missing required key 'version'",
+              "error[E-MAN-003]: inference.max_turns: must be an integer > 0",
+              "error[E-MAN-003]: lifecycle.after_task: 'never' is not one of exit, sleep",
+              `  hint: fix the manifest at ${join(dir, "murmur.yaml")}`,
+            ].join("\n"),
+      );
+    },
   );
 });
 
@@ -464,7 +477,7 @@ Deno.test("YAML anchors and merge keys work", async () => {
     ["one", "on-task-end", "blocking"],
     ["two", "on-task-end", "async"],
   ]);
-  assert.deepEqual(warnings, [
+  assert.deepEqual(warnings.filter((w) => !w.startsWith("warning[W-MAN-001]")), [
     "warning[W-SEC-019]: murmur.yaml: unknown key 'x-hook' is ignored",
   ]);
 });

@@ -1,0 +1,267 @@
+/**
+ * The manifest rules that span several keys (contract §2), run once the document's shape is
+ * valid, in document order. Every broken rule is reported (through `fail`), not only the first:
+ * a user fixes a manifest in one pass. Each message names the key path.
+ */
+import { ManifestErrors, type MurError } from "../errors.ts";
+import {
+  BINDING_POLICY,
+  BUILTIN_TOOLS,
+  DEFAULTS,
+  HOOK_NAME,
+  HTTP_DRIVERS,
+  invalid,
+  keyPath,
+  type ManifestDoc,
+  manifestSchema,
+  missing,
+  PROCESS_DRIVERS,
+  PROVIDER_DRIVERS,
+  RESERVED_CREDENTIAL,
+  show,
+  TOOL_NAME,
+  valueAt,
+} from "./schema.ts";
+
+/** Reports one broken rule; checking goes on. */
+type Fail = (e: MurError) => void;
+
+/**
+ * Schema validation plus the cross-key rules. Every problem is reported: one E-MAN error each,
+ * thrown together as ManifestErrors (the cross-key rules run once the document's shape is valid).
+ * `notes` name keys that are valid but ignored (e.g. `inference.command` under transport http).
+ */
+export function validateManifest(data: unknown): { doc: ManifestDoc; notes: string[] } {
+  const result = manifestSchema.safeParse(data);
+  if (!result.success) {
+    const errors: MurError[] = [];
+    const seen = new Set<string>();
+    for (const issue of result.error.issues) {
+      if (issue.code === "unrecognized_keys") continue;
+      const path = keyPath(issue.path);
+      if (seen.has(path)) continue; // one message per key
+      seen.add(path);
+      // Whatever the rule, a value that is not there is a missing key (enums report it as a bad value).
+      errors.push(
+        issue.path.length > 0 && valueAt(data, issue.path) === undefined
+          ? missing(path)
+          : invalid(path || "manifest", issue.message),
+      );
+    }
+    throw ManifestErrors.of(errors);
+  }
+  const errors: MurError[] = [];
+  const notes = checkManifest(result.data, (e) => errors.push(e));
+  if (errors.length > 0) throw ManifestErrors.of(errors);
+  return { doc: result.data, notes };
+}
+
+/** The cross-key rules; returns notes about keys this configuration ignores. */
+export function checkManifest(doc: ManifestDoc, fail: Fail): string[] {
+  const notes = checkInference(doc.inference ?? {}, fail);
+  checkNetwork(doc, fail);
+  const shell = doc.capabilities?.shell?.allow ?? [];
+  duplicates(shell, (i, j) =>
+    fail(invalid(
+      `capabilities.shell.allow[${j}]`,
+      `${show(shell[j])} is listed twice (also [${i}])`,
+    )));
+  checkTools(doc.tools ?? [], shell, fail);
+  checkHooks(doc.hooks ?? [], fail);
+  return notes;
+}
+
+function checkInference(inf: NonNullable<ManifestDoc["inference"]>, fail: Fail): string[] {
+  const transport = inf.transport ?? DEFAULTS.transport;
+  const allowed: readonly string[] = transport === "http" ? HTTP_DRIVERS : PROCESS_DRIVERS;
+  const other: readonly string[] = transport === "http" ? PROCESS_DRIVERS : HTTP_DRIVERS;
+
+  if (inf.driver === undefined) {
+    if (transport === "process") {
+      fail(missing("inference.driver", `transport process needs ${PROCESS_DRIVERS.join(" or ")}`));
+      return [];
+    }
+    // A provider setting without a driver would otherwise silently run the scripted driver.
+    const provider = (["model", "endpoint", "api_key"] as const).find((k) => inf[k] !== undefined);
+    if (provider) {
+      fail(missing(
+        "inference.driver",
+        `inference.${provider} is set, so name the provider driver (${
+          PROVIDER_DRIVERS.join(", ")
+        })`,
+      ));
+      return [];
+    }
+  } else if (!allowed.includes(inf.driver)) {
+    let what = `${show(inf.driver)} is not one of ${allowed.join(", ")} (transport ${transport})`;
+    if (other.includes(inf.driver)) {
+      const needs = transport === "http" ? "process" : "http";
+      what += `; ${show(inf.driver)} runs under transport ${needs}`;
+    }
+    fail(invalid("inference.driver", what));
+    return [];
+  }
+  const driver = inf.driver ?? DEFAULTS.driver;
+
+  if ((PROVIDER_DRIVERS as readonly string[]).includes(driver) && inf.model === undefined) {
+    fail(missing("inference.model", `driver '${driver}' needs a model name`));
+  }
+  if (driver === "openai-compatible" && inf.endpoint === undefined) {
+    fail(missing(
+      "inference.endpoint",
+      "driver 'openai-compatible' needs the provider's base URL (e.g. http://localhost:11434/v1)",
+    ));
+  }
+  if (transport === "http" && inf.endpoint !== undefined && !isHttpUrl(inf.endpoint)) {
+    fail(invalid("inference.endpoint", `${show(inf.endpoint)} is not an http:// or https:// URL`));
+  }
+  // Keys of the other transport or driver are ignored with a warning, not refused: the contract's
+  // own example lists every inference key at once.
+  const ignored: string[] = [];
+  const ignore = (key: keyof typeof inf, why: string) => {
+    if (inf[key] !== undefined) ignored.push(`key 'inference.${key}' is ignored: ${why}`);
+  };
+  if (driver !== "scripted") {
+    ignore("script", `only driver 'scripted' reads a script (driver is '${driver}')`);
+  }
+  if (transport === "http") {
+    ignore("command", "only transport process runs a harness command (transport is http)");
+    ignore("env", "only transport process runs a harness with an environment (transport is http)");
+  } else {
+    const why =
+      "under transport process the harness gets credentials and endpoint through inference.env";
+    ignore("endpoint", why);
+    ignore("api_key", why);
+  }
+  if (inf.system_prompt !== undefined && inf.system_prompt_file !== undefined) {
+    fail(invalid(
+      "inference.system_prompt_file",
+      "cannot be set together with inference.system_prompt; keep one",
+    ));
+  }
+  return ignored;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "http:" || url.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+function checkNetwork(doc: ManifestDoc, fail: Fail): void {
+  const credentials = doc.network?.authentication?.credentials ?? {};
+  for (const name of Object.keys(credentials)) {
+    const path = `network.authentication.credentials.${name}`;
+    if (name === RESERVED_CREDENTIAL) {
+      fail(invalid(
+        path,
+        "'operator' is reserved: the runtime always mints it with every scope; choose another name",
+      ));
+    } else if (name.trim() === "") fail(invalid(path, "a credential name must not be empty"));
+  }
+}
+
+function checkTools(
+  tools: NonNullable<ManifestDoc["tools"]>,
+  shell: string[],
+  fail: Fail,
+): void {
+  const names: string[] = [];
+  tools.forEach((tool, i) => {
+    const at = `tools[${i}]`;
+    if (tool.builtin !== undefined) {
+      const extra = Object.keys(tool).filter((k) => k !== "builtin");
+      if (extra.length > 0) {
+        fail(invalid(
+          at,
+          `a builtin entry takes only 'builtin' (found ${extra.map((k) => `'${k}'`).join(", ")})`,
+        ));
+      }
+      names.push(tool.builtin);
+      return;
+    }
+    if (tool.name === undefined) {
+      fail(missing(`${at}.name`, "a tool entry is {builtin: request-input} or a command tool"));
+    } else if (!TOOL_NAME.test(tool.name)) {
+      fail(invalid(
+        `${at}.name`,
+        `${
+          show(tool.name)
+        } must be 1 to 64 letters, digits, '_' or '-' (what model providers accept)`,
+      ));
+    } else if ((BUILTIN_TOOLS as readonly string[]).includes(tool.name)) {
+      fail(invalid(
+        `${at}.name`,
+        `${show(tool.name)} is a builtin tool; declare it as {builtin: ${tool.name}}`,
+      ));
+    } else if (shell.includes(tool.name)) {
+      fail(invalid(
+        `${at}.name`,
+        `${show(tool.name)} is already a shell tool from capabilities.shell.allow`,
+      ));
+    } else names.push(tool.name);
+    if (tool.description === undefined) fail(missing(`${at}.description`));
+    if (tool.command === undefined) fail(missing(`${at}.command`));
+    const type = tool.input_schema?.type;
+    if (type !== undefined && type !== "object") {
+      fail(invalid(
+        `${at}.input_schema.type`,
+        `${show(type)} is not 'object' (a tool's input is one JSON object)`,
+      ));
+    }
+  });
+  duplicates(
+    names,
+    (i, j) =>
+      fail(invalid(`tools[${j}]`, `${show(names[j])} is declared twice (also tools[${i}])`)),
+  );
+}
+
+function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void {
+  hooks.forEach((hook, i) => {
+    const at = `hooks[${i}] (${hook.name})`;
+    if (!HOOK_NAME.test(hook.name)) {
+      fail(invalid(
+        `hooks[${i}].name`,
+        `${
+          show(hook.name)
+        } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      ));
+    }
+    const policy = hook.commit_policy ?? DEFAULTS.commitPolicy;
+    const honored = BINDING_POLICY[hook.binding];
+    if (policy !== "none" && policy !== honored) {
+      const honors = honored
+        ? `honors commit_policy '${honored}'`
+        : "honors only commit_policy 'none'";
+      fail(invalid(
+        at,
+        `commit_policy '${policy}' is not valid for binding '${hook.binding}'; binding '${hook.binding}' ${honors}`,
+      ));
+    } else if (policy !== "none" && hook.execution_mode === "async") {
+      fail(invalid(
+        at,
+        `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`,
+      ));
+    }
+  });
+  const names = hooks.map((h) => h.name);
+  duplicates(
+    names,
+    (i, j) =>
+      fail(invalid(`hooks[${j}]`, `${show(names[j])} is declared twice (also hooks[${i}])`)),
+  );
+}
+
+/** Calls `found(first, again)` for every value listed again. */
+function duplicates(values: string[], found: (first: number, again: number) => void): void {
+  const seen = new Map<string, number>();
+  values.forEach((v, j) => {
+    const i = seen.get(v);
+    if (i !== undefined) found(i, j);
+    else seen.set(v, j);
+  });
+}

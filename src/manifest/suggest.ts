@@ -1,0 +1,68 @@
+/**
+ * "Did you mean …" for a manifest key mur does not know: the keys the schema takes at the same
+ * place (`inferance` → `inference`, `lifecycle.after_tasks` → `after_task`), nearest first.
+ */
+import { z } from "zod";
+import { manifestSchema } from "./schema.ts";
+
+/** Edit distance (insert, delete, substitute, swap two neighbours) between two short keys. */
+export function distance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The schema one level down: optional, pipes and arrays unwrapped; an object's field by name. */
+function child(schema: z.ZodType, part: PropertyKey): z.ZodType | undefined {
+  let s: z.ZodType | undefined = inner(schema);
+  if (typeof part === "number") {
+    s = s instanceof z.ZodArray ? inner(s.element as z.ZodType) : undefined;
+  } else if (s instanceof z.ZodObject) {
+    s = (s.shape as Record<string, z.ZodType>)[String(part)];
+  } else if (s instanceof z.ZodRecord) {
+    s = s.valueType as z.ZodType;
+  } else s = undefined;
+  return s && inner(s);
+}
+
+function inner(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  for (let i = 0; i < 8; i++) {
+    if (s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodPipe) s = s.out as z.ZodType;
+    else break;
+  }
+  return s;
+}
+
+/** The keys the manifest takes at `owner` (a zod issue path), or none when it is not a mapping. */
+export function keysAt(owner: readonly PropertyKey[]): string[] {
+  let s: z.ZodType | undefined = manifestSchema;
+  for (const part of owner) {
+    s = s && child(s, part);
+    if (!s) return [];
+  }
+  s = inner(s);
+  return s instanceof z.ZodObject ? Object.keys(s.shape) : [];
+}
+
+/** The known key nearest to `key` at `owner`, when one is near enough to be a slip. */
+export function suggestKey(owner: readonly PropertyKey[], key: string): string | undefined {
+  const lower = key.toLowerCase().replaceAll("-", "_");
+  let best: { key: string; d: number } | undefined;
+  for (const known of keysAt(owner)) {
+    const d = distance(lower, known);
+    const near = d <= Math.max(1, Math.floor(known.length / 3));
+    if (near && (!best || d < best.d)) best = { key: known, d };
+  }
+  return best?.key;
+}
