@@ -10,7 +10,7 @@ import { TERMINAL_WORDS } from "./format.ts";
 export const WATCH_EXIT = {
   /** capsule-closed; with --task, the task ended (any way, unless --exit-status). */
   ok: 0,
-  /** E-IO-003: could not connect, refused, or the connection ended without capsule-closed. */
+  /** E-IO-003 (could not connect, or the connection ended without capsule-closed), E-IO-004 (refused), E-RUN-048 (no such task). */
   lost: 1,
   /** A usage error (a bad flag or value). */
   usage: 2,

@@ -11,8 +11,8 @@
  *
  * Status lines name their task, `[tsk a1b2c3] ` (the last 6 hex digits of its id), once the watch
  * has seen more than one task (a queued task canceled or rejected without ever running included),
- * or from the first line with `labels` (`mur watch --labels`). A session that runs one task reads
- * as before. The suffix is what `mur cancel SESSION a1b2c3` takes.
+ * or from the first line with `labels` (`mur watch --labels`). A session that runs one task, and a
+ * watch of one named task (`--task`), read as before. The suffix is what `mur cancel SESSION a1b2c3` takes.
  */
 import { classify } from "./schema.ts";
 import {
@@ -41,6 +41,8 @@ export interface RenderOptions {
   width?: number;
   /** Label every status line with its task, not only once a second task shows up. */
   labels?: boolean;
+  /** The watch follows one named task (`--task`): no automatic labels, the user named it. */
+  oneTask?: boolean;
 }
 
 export class WatchRenderer {
@@ -57,6 +59,7 @@ export class WatchRenderer {
   private terminal: boolean;
   private width?: number;
   private labels: boolean;
+  private oneTask: boolean;
   /** Every task this watch has read an event of. */
   private tasks = new Set<string>();
 
@@ -65,6 +68,7 @@ export class WatchRenderer {
     this.terminal = opts.terminal ?? false;
     this.width = opts.width;
     this.labels = opts.labels ?? false;
+    this.oneTask = opts.oneTask ?? false;
   }
 
   /** One StreamResponse (the JSON-RPC `result`) → what to write. */
@@ -82,8 +86,9 @@ export class WatchRenderer {
         return [];
       case "status": {
         const word = stateWord(ev.state);
-        const named = this.labels || this.tasks.size > 1 ||
-          (firstSight && (word === "canceled" || word === "rejected"));
+        const named = this.labels ||
+          (!this.oneTask &&
+            (this.tasks.size > 1 || (firstSight && (word === "canceled" || word === "rejected"))));
         const tag = named ? paint(`[${taskLabel(ev.taskId)}]`, "label", this.color) + " " : "";
         const lines = [
           tag +

@@ -146,6 +146,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     terminal: opts.terminal,
     width: opts.width,
     labels: opts.labels,
+    oneTask: opts.task !== undefined,
   });
   const outcomes = new Outcomes();
   const exitStatus = opts.exitStatus ?? false;

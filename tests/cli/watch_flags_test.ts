@@ -124,7 +124,9 @@ Deno.test("--color: auto colours a terminal only, NO_COLOR, always and never; --
     const bad = await mur([...args, "--color", "sometimes"], env);
     assertEquals(bad.code, 2);
     assert(
-      bad.stderr.startsWith("mur watch: --color takes auto, always or never, not 'sometimes'"),
+      bad.stderr.startsWith(
+        "error[E-CLI-003]: mur watch: --color 'sometimes' is not one of auto, always, never",
+      ),
       bad.stderr,
     );
   } finally {
@@ -252,7 +254,7 @@ Deno.test("--task: one task's lines, ending at its final status; an unknown task
     assertEquals(m.stdout, "");
     assert(
       m.stderr.startsWith(
-        `error[E-IO-003]: ${cap.ready.session_id} holds no task ${missing} (-32001 Task not found)`,
+        `error[E-RUN-048]: ${cap.ready.session_id} holds no task ${missing} (-32001 Task not found)`,
       ),
       m.stderr,
     );
@@ -286,7 +288,10 @@ Deno.test("--since N replays after N; after eviction a gap, and --task ends from
     for (const bad of ["-1", "abc", "1.5", "", "99999999999999999999"]) {
       const b = await mur(["watch", `--since=${bad}`], env);
       assertEquals(b.code, 2, `--since ${bad}: ${b.stderr}`);
-      assert(b.stderr.startsWith(`mur watch: --since takes an event id`), b.stderr);
+      assert(
+        b.stderr.startsWith(`error[E-CLI-003]: mur watch: --since '${bad}' is not an event id`),
+        b.stderr,
+      );
     }
 
     // 600 text frames push the first tasks out of the 512-event replay.
