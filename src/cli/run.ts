@@ -13,7 +13,12 @@ import { lossReport, markLost, planResume, type ResumePlan } from "../session/re
 import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
 import { requestInputTool } from "../session/request_input.ts";
 import { isHarnessDriver } from "../session/harness_attempt.ts";
-import { removeRunningRecord, writeRunningRecord } from "../session/running.ts";
+import {
+  removeRunningRecord,
+  removeRunningRecordSync,
+  writeRunningRecord,
+} from "../session/running.ts";
+import { killAllGroups } from "../process_groups.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
@@ -356,7 +361,17 @@ export async function runCommand(args: string[]): Promise<number> {
   let signals = 0;
   const onSignal = (code: number) => () => {
     signals++;
-    if (signals > 1) Deno.exit(code);
+    if (signals > 1) {
+      // The second signal cannot wait for the teardown: every process group this session
+      // started (hooks, tools, detached shells, a harness) is killed, the trace closed with
+      // session_end, the record and the workdir lock removed, the status line printed.
+      killAllGroups();
+      const status = session.abortNow();
+      removeRunningRecordSync(sessionId);
+      lock.release();
+      report(status);
+      Deno.exit(code);
+    }
     session.shutdown();
   };
   const term = onSignal(143);
@@ -442,8 +457,13 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   // A fault while the session closed (door, driver) still makes the run a failure.
   if (session.faulted) status = "failed";
-  if (!v.json) console.log(`status: ${status}`);
-  if (status !== "ok") {
+  report(status);
+  return status === "ok" ? 0 : 1;
+
+  /** The status line, and E-RUN-040 naming the task that decided a status other than ok. */
+  function report(status: SessionStatus): void {
+    if (!v.json) console.log(`status: ${status}`);
+    if (status === "ok") return;
     // Name the deciding task whose ending set the status, and its own final status message.
     const by = session.decidedBy;
     const part = by?.status.message?.parts[0];
@@ -457,5 +477,4 @@ export async function runCommand(args: string[]): Promise<number> {
       ).format(),
     );
   }
-  return status === "ok" ? 0 : 1;
 }

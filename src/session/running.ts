@@ -97,6 +97,15 @@ export async function removeRunningRecord(
   }
 }
 
+/** removeRunningRecord for a process about to exit (a second SIGTERM): no await left to run. */
+export function removeRunningRecordSync(sessionId: string, home: string = murmurHome()): void {
+  try {
+    Deno.removeSync(recordPath(runningDir(home), sessionId));
+  } catch {
+    // gone already, or never written (W-SEC-023 said so)
+  }
+}
+
 /**
  * Every readable record, newest first (session ids are UUIDv7, so id order is creation order).
  * An unparseable record is deleted: nothing can ever use it. No liveness check here.

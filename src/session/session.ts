@@ -580,6 +580,16 @@ export class Session {
     return this.#status;
   }
 
+  /**
+   * A second SIGTERM / SIGINT (src/cli/run.ts): no hooks, no waiting. The trace gets its one
+   * session_end now, unless the teardown already wrote it; the caller kills what the session
+   * started and exits.
+   */
+  abortNow(): SessionStatus {
+    this.#writeEnd();
+    return this.#status;
+  }
+
   #writeEnd(durationMs = this.#clock() - this.#started): void {
     if (this.#endWritten) return;
     this.#endWritten = true;

@@ -3,6 +3,7 @@
  * whatever it forked), pump stdout and stderr into memory, and, when a shell command detaches,
  * redirect both pumps into a log file without losing or reordering a byte.
  */
+import { trackGroup } from "../process_groups.ts";
 
 /** Bytes of one stream kept in memory; beyond this only the count grows (a note says so). */
 export const MEMORY_CAP_BYTES = 32 * 1024 * 1024;
@@ -167,6 +168,7 @@ export function spawnCaptured(program: string, opts: SpawnOptions): Spawned {
   const stdout = new StreamCapture();
   const stderr = new StreamCapture();
   const status = child.status;
+  trackGroup(child.pid, status);
   let stopPumps!: () => void;
   const stop = new Promise<void>((r) => (stopPumps = r));
   const pumps = Promise.all([pump(child.stdout, stdout, stop), pump(child.stderr, stderr, stop)]);

@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { MurError } from "../../src/errors.ts";
 import { loadManifest } from "../../src/manifest/mod.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
-import { BASE, load, loadError, withCapsule } from "./helpers.ts";
+import { BASE, load, withCapsule } from "./helpers.ts";
 
 /** contract §2's example manifest, as written there (deno fmt moved only its comments). */
 const CONTRACT = fileURLToPath(new URL("./fixtures/contract", import.meta.url));

@@ -17,6 +17,7 @@ import {
   until,
 } from "./helpers.ts";
 import { runMur } from "../cli/helpers.ts";
+import { pidAlive } from "../../src/session/running.ts";
 
 /** The model says something, then thinks for a long time: a task that is mid-turn until stopped. */
 const LONG = {
@@ -217,7 +218,7 @@ Deno.test("SIGTERM the moment the url line is read: handled (not the default kil
   }
 });
 
-Deno.test("a second SIGTERM exits at once (143) while the first one's teardown still waits", async () => {
+Deno.test("a second SIGTERM exits at once (143) while the first one's teardown still waits, and kills the command it waited on", async () => {
   // The command ignores SIGTERM, so canceling it waits out the kill grace before SIGKILL.
   const run = await spawnRun({
     // A kill grace far longer than the test: the first teardown cannot end by itself in time.
@@ -258,8 +259,13 @@ Deno.test("a second SIGTERM exits at once (143) while the first one's teardown s
     run.signal("SIGTERM");
     const end = await run.end(60_000);
     assertEquals(end.code, 143, end.stderr);
+    assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");
+    await until(
+      "the stubborn command to be gone",
+      async () => (await pidAlive(pid)) ? undefined : true,
+      10_000,
+    );
   } finally {
-    // The stubborn command may outlive an immediate exit; it is this test's to remove.
     if (pid) {
       try {
         Deno.kill(-pid, "SIGKILL");

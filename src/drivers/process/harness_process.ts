@@ -4,6 +4,7 @@
  * end it (npm launchers such as `codex` exec a native child; killing only the launcher would
  * orphan it). Knows no particular CLI.
  */
+import { trackGroup } from "../../process_groups.ts";
 import { ByteTail, readLines } from "./lines.ts";
 
 export interface SpawnSpec {
@@ -54,6 +55,7 @@ export class HarnessProcess {
       // Its own process group, so a kill reaches the harness's children too.
       detached: true,
     }).spawn();
+    trackGroup(child.pid, child.status);
     const proc = new HarnessProcess(child);
     if (spec.stdin) await proc.write(spec.stdin);
     if (!spec.keepStdinOpen) await proc.closeStdin();
