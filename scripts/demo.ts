@@ -208,9 +208,12 @@ async function demo(
     `     deno task mur trace steps ${ready.session_id} --workdir ${wdParent}  # session → task → turn tree`,
   );
   say();
-  say(`   Run it yourself in two terminals:`);
-  say(`     deno task mur run --manifest examples/hello --task "Say hello" -v`);
-  say(`     deno task mur watch`);
+  say(`   Run it yourself in two terminals (README "The demo"):`);
+  say(
+    `     deno task mur run --manifest examples/hello --task "Say hello" -v --lifecycle-task-acceptance queue --lifecycle-after-task sleep`,
+  );
+  say(`     deno task mur watch      # in the second terminal`);
+  say(`     deno task mur stop @1    # ends the capsule`);
   return capsuleStatus.code;
 }
 
