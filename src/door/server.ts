@@ -28,6 +28,7 @@ import {
   stopSession,
 } from "./methods.ts";
 import { sendStreaming, subscribeToTask, watchSession } from "./streams.ts";
+import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
 
 /** Request bodies over this are refused with 413 before they are read (contract §5). */
 export const BODY_CAP_BYTES = 8 * 1024 * 1024;
@@ -140,11 +141,15 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       if (matchesEtag(req.headers.get("if-none-match"), cards.etag)) return bare(304, cache);
       return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
     }
+    // The live page holds no data: served before the token gate (src/ui/routes.ts).
+    const page = pageFile(req, url);
+    if (page !== null) return servePage(req, page);
     const admitted = await gate(req);
     if (admitted instanceof Response) return admitted;
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
+    if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
     if (url.pathname !== "/" || url.search || req.method !== "POST") return bare(404);
     // Media types are case-insensitive; like the reference, any line naming application/json.
     const ctype = (req.headers.get("content-type") ?? "").toLowerCase();
@@ -259,6 +264,16 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     return new Response(img.data as BodyInit, {
       headers: { "content-type": img.mediaType, "content-length": String(img.data.length) },
     });
+  };
+
+  const pageStatus = (req: Request, url: URL, grant: Grant | null): Response => {
+    if (req.method !== "GET") return bare(405, { allow: "GET" });
+    if (grant && !grant.scopes.has("murmur.WatchSession")) {
+      return forbidden(grant, "murmur.WatchSession");
+    }
+    const caller = { credential: grant?.credential ?? null, scopes: grant?.scopes ?? null };
+    const body = uiStatus(o.session, url, caller, o.heartbeatMs);
+    return json(200, JSON.stringify(body), { "cache-control": "no-store" });
   };
 
   const tooLarge = () =>

@@ -1,0 +1,265 @@
+/**
+ * The live page's entry: asks for a token when the door wants one, learns the caller's scopes
+ * from GET /ui/status, follows murmur.WatchSession (client.js) into the model (model.js), and
+ * draws it (view.js) at most once per animation frame.
+ */
+import { AuthError, DoorClient, Watcher } from "./client.js";
+import { applyEvent, applyLanes, createModel, notice, unknownLanes } from "./model.js";
+import { createView } from "./view.js";
+
+/** Local storage key for a token the person asked to remember (and only then). */
+const TOKEN_KEY = "mur.door-token";
+/** GET /ui/status at most this often while events arrive (tokens, lanes of new tasks). */
+const STATUS_EVERY_MS = 1000;
+
+const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
+/** @param {string} key */
+function stored(key) {
+  try {
+    return localStorage.getItem(key);
+  } catch {
+    return null; // storage disabled
+  }
+}
+
+let client = new DoorClient(stored(TOKEN_KEY));
+let model = createModel();
+/** @type {Record<string, any> | null} */
+let status = null;
+/** @type {Watcher | null} */
+let watcher = null;
+let lastByteAt = 0;
+let live = false;
+let lostSince = /** @type {number | null} */ (null);
+
+/** @param {string} method */
+const can = (method) => status !== null && status.scopes.includes(method);
+
+/** A message id that needs no secure context (crypto.randomUUID does). */
+function messageId() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return `msg-ui-${[...b].map((x) => x.toString(16).padStart(2, "0")).join("")}`;
+}
+
+const view = createView({
+  can,
+  async cancel(id) {
+    await client.rpc("CancelTask", { id });
+  },
+  async answer(taskId, text) {
+    await client.rpc("SendMessage", {
+      message: { messageId: messageId(), role: "ROLE_USER", taskId, parts: [{ text }] },
+      configuration: { returnImmediately: true },
+    });
+  },
+  image: (url) => client.image(url),
+});
+
+let frameAsked = false;
+function draw() {
+  if (frameAsked) return;
+  frameAsked = true;
+  requestAnimationFrame(() => {
+    frameAsked = false;
+    view.render(model);
+    drawTitle();
+  });
+}
+
+function drawTitle() {
+  let asking = 0;
+  for (const t of model.tasks.values()) if (t.prompt !== null) asking++;
+  const name = status ? status.capsule.name : "mur";
+  document.title = `${asking ? `(${asking} waiting) ` : ""}${name} · live session`;
+}
+
+function drawStatus() {
+  if (!status) return;
+  $("capsule").textContent =
+    `${status.capsule.name} ${status.capsule.version} (${status.capsule.transport})`;
+  $("session").textContent = status.sessionId;
+  const t = status.tokens;
+  $("tokens").textContent = `${t.used.toLocaleString("en")}` +
+    (t.ceiling !== null ? ` of ${t.ceiling.toLocaleString("en")}` : "") + " used";
+  $("tokens").dataset.used = String(t.used);
+  $("forget").hidden = client.token === null;
+}
+
+let statusAt = 0;
+let statusTimer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
+/** GET /ui/status now: new session? scopes, tokens, lanes of tasks not yet placed. */
+async function refreshStatus() {
+  statusAt = Date.now();
+  const ask = unknownLanes(model).slice(0, 100);
+  const s = await client.status(ask);
+  if (status && s.sessionId !== status.sessionId) {
+    // Same address, new session (the capsule was restarted): its ids start again at 1.
+    model = createModel();
+    view.reset();
+    notice(model, "info", `a new session answers here now: ${s.sessionId}`, Date.now());
+  }
+  const scopesChanged = JSON.stringify(status?.scopes) !== JSON.stringify(s.scopes);
+  status = s;
+  applyLanes(model, ask, s.tasks);
+  drawStatus();
+  if (scopesChanged) view.redrawAll(model);
+  draw();
+}
+
+/** Throttled refreshStatus while events flow. */
+function statusSoon() {
+  if (statusTimer !== null) return;
+  const wait = Math.max(0, statusAt + STATUS_EVERY_MS - Date.now());
+  statusTimer = setTimeout(() => {
+    statusTimer = null;
+    refreshStatus().catch(() => {/* the stream says what is wrong */});
+  }, wait);
+}
+
+/** @param {{ kind: string, attempt: number, detail?: string, waitMs?: number }} s */
+function onState(s) {
+  const conn = $("conn");
+  conn.dataset.kind = s.kind;
+  const now = Date.now();
+  switch (s.kind) {
+    case "connecting":
+      conn.textContent = s.attempt ? `reconnecting (attempt ${s.attempt})…` : "connecting…";
+      break;
+    case "live":
+      live = true;
+      conn.textContent = "live";
+      if (lostSince !== null) {
+        notice(model, "connection", `reconnected; replaying from event id ${model.lastId}`, now);
+        lostSince = null;
+      }
+      break;
+    case "lost":
+      if (live || lostSince === null) {
+        if (lostSince === null) {
+          notice(model, "connection", `connection lost after event id ${model.lastId}`, now);
+        }
+        lostSince = now;
+      }
+      live = false;
+      conn.textContent = s.waitMs !== undefined
+        ? `lost — reconnecting in ${(s.waitMs / 1000).toFixed(1)} s`
+        : "lost";
+      break;
+    case "closed":
+      live = false;
+      conn.textContent = "capsule closed the stream";
+      break;
+    case "auth":
+      live = false;
+      conn.textContent = "token refused";
+      askToken(s.detail ?? "the door refused the token");
+      break;
+  }
+  draw();
+}
+
+function watch() {
+  watcher?.stop();
+  const w = new Watcher(client, {
+    lastId: () => model.lastId,
+    onEvent(id, data) {
+      const frame = applyEvent(model, id, data, Date.now());
+      if (id !== null) statusSoon();
+      draw();
+      return frame;
+    },
+    onBytes() {
+      lastByteAt = Date.now();
+    },
+    onState,
+    // Each reconnect first asks who answers now (a restarted capsule is a new session).
+    beforeConnect: () => (status === null ? Promise.resolve() : refreshStatus()),
+  });
+  watcher = w;
+  w.run();
+}
+
+/** @param {string | null} why */
+function askToken(why) {
+  watcher?.stop();
+  watcher = null;
+  const form = /** @type {HTMLFormElement} */ ($("login"));
+  form.hidden = false;
+  if (why) $("login-why").textContent = why;
+  /** @type {HTMLInputElement} */ ($("token")).focus();
+}
+
+async function start() {
+  try {
+    await refreshStatus();
+  } catch (e) {
+    if (e instanceof AuthError) {
+      // A remembered token the door refuses is forgotten: it belonged to another session.
+      if (client.token !== null && stored(TOKEN_KEY) === client.token) {
+        localStorage.removeItem(TOKEN_KEY);
+      }
+      const first = client.token === null && e.status === 401;
+      askToken(first ? null : `The door refused that token: ${e.message}`);
+      return;
+    }
+    onState({ kind: "lost", attempt: 1, detail: String(/** @type {Error} */ (e).message) });
+    setTimeout(start, 2000);
+    return;
+  }
+  $("login").hidden = true;
+  watch();
+}
+
+$("login").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const input = /** @type {HTMLInputElement} */ ($("token"));
+  const token = input.value.trim();
+  if (!token) return;
+  input.value = "";
+  const remember = /** @type {HTMLInputElement} */ ($("remember")).checked;
+  try {
+    if (remember) localStorage.setItem(TOKEN_KEY, token);
+    else localStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage disabled: the token stays in this tab */ }
+  client = new DoorClient(token);
+  start();
+});
+
+$("forget").addEventListener("click", () => {
+  try {
+    localStorage.removeItem(TOKEN_KEY);
+  } catch { /* storage disabled */ }
+  client = new DoorClient(null);
+  status = null;
+  $("forget").hidden = true;
+  askToken("Token forgotten. Paste a token to follow the session again.");
+});
+
+setInterval(() => {
+  const now = Date.now();
+  const hb = status?.heartbeatMs ?? 15000;
+  const el = $("lastbyte");
+  if (lastByteAt === 0) {
+    el.textContent = "—";
+    el.dataset.health = "unknown";
+  } else {
+    const age = now - lastByteAt;
+    el.textContent = `${Math.floor(age / 1000)} s ago`;
+    // A heartbeat comes every `hb` ms: past two of them the capsule is not being scheduled
+    // (seed 000 "Heartbeat"), though it may still be there.
+    el.dataset.health = !live
+      ? "unknown"
+      : age <= hb + 2000
+      ? "ok"
+      : age <= 2 * hb + 2000
+      ? "late"
+      : "stalled";
+    el.title = el.dataset.health === "stalled"
+      ? "no byte for over two heartbeats: the capsule may be suspended or overloaded"
+      : "";
+  }
+  view.tick(now);
+}, 1000);
+
+start();

@@ -1,0 +1,461 @@
+// @ts-check
+/**
+ * The live page's picture of a session, built from `murmur.WatchSession` events alone (seed 000):
+ * pure functions, no DOM, so tests/ui/model_test.ts runs them in Deno.
+ *
+ * Bounded whatever the session's length (README "The live page"): at most MAX_TASKS tasks, each
+ * with at most MAX_ITEMS items (text blocks, thinking, tool calls, status lines) and each text at
+ * most MAX_TEXT characters; what falls off the front is counted and said, never silently lost.
+ * The view renders only what the model holds, so the page's DOM is bounded the same way.
+ */
+
+export const STREAM_URI =
+  "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
+export const MAX_TASKS = 60;
+export const MAX_ITEMS = 150;
+export const MAX_TEXT = 32 * 1024;
+export const MAX_NOTICES = 30;
+
+/** Murmur's word for each A2A state (seed 000 "Standard events"). */
+export const STATE_WORDS = {
+  TASK_STATE_SUBMITTED: "submitted",
+  TASK_STATE_WORKING: "working",
+  TASK_STATE_INPUT_REQUIRED: "input-required",
+  TASK_STATE_COMPLETED: "completed",
+  TASK_STATE_FAILED: "failed",
+  TASK_STATE_CANCELED: "canceled",
+  TASK_STATE_REJECTED: "rejected",
+};
+
+/** @param {string} state */
+export function stateWord(state) {
+  return /** @type {Record<string, string>} */ (STATE_WORDS)[state] ?? state;
+}
+
+/** @param {string} state */
+export function isTerminal(state) {
+  return state === "TASK_STATE_COMPLETED" || state === "TASK_STATE_FAILED" ||
+    state === "TASK_STATE_CANCELED" || state === "TASK_STATE_REJECTED";
+}
+
+/**
+ * @typedef {{ kind: "text" | "thinking", key: number, rev: number, text: string,
+ *   cut: number, open: boolean }} TextItem
+ * @typedef {{ kind: "tool", key: number, rev: number, toolCallId: string | null,
+ *   toolName: string, inputBytes: number | null, startedAt: number,
+ *   artifact: Artifact | null }} ToolItem
+ * @typedef {{ kind: "status", key: number, rev: number, state: string, text: string }} StatusItem
+ * @typedef {{ kind: "suggestion", key: number, rev: number, text: string }} SuggestionItem
+ * @typedef {TextItem | ToolItem | StatusItem | SuggestionItem} Item
+ * @typedef {{ toolName: string, content: string, fenceSource: string | null,
+ *   toolCallId: string | null, isError: boolean, durationMs: number | null,
+ *   exitCode: number | null, truncated: boolean,
+ *   attachments: { mediaType: string, sizeBytes: number, sha256: string, url: string }[] }} Artifact
+ * @typedef {{
+ *   id: string, contextId: string, seq: number, rev: number, state: string, message: string,
+ *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
+ *   response: string | null, lane: string | null, origin: string | null,
+ *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
+ * }} Task
+ * @typedef {{ key: number, kind: "gap" | "lagged" | "lost" | "connection" | "error" | "info",
+ *   text: string, at: number }} Notice
+ * @typedef {{ name: string, used?: number, resetsAtMs?: number, windowMinutes?: number,
+ *   state?: string }} QuotaWindow
+ * @typedef {{
+ *   tasks: Map<string, Task>, droppedTasks: number, nextSeq: number, nextKey: number,
+ *   lastId: number, received: number, lost: number, duplicates: number,
+ *   conversationMode: string | null, closed: boolean,
+ *   notices: Notice[], noticeCount: number, quota: Map<string, QuotaWindow>,
+ *   dirty: Set<string>, sessionDirty: boolean,
+ * }} SessionModel
+ */
+
+/** @returns {SessionModel} */
+export function createModel() {
+  return {
+    tasks: new Map(),
+    droppedTasks: 0,
+    nextSeq: 1,
+    nextKey: 1,
+    lastId: 0,
+    received: 0,
+    lost: 0,
+    duplicates: 0,
+    conversationMode: null,
+    closed: false,
+    notices: [],
+    noticeCount: 0,
+    quota: new Map(),
+    dirty: new Set(),
+    sessionDirty: true,
+  };
+}
+
+/**
+ * Adds a notice (gap, lagged, lost connection, …): kept in the session's notice list, newest
+ * last, at most MAX_NOTICES of them (the count of all of them is kept too).
+ * @param {SessionModel} m
+ * @param {Notice["kind"]} kind
+ * @param {string} text
+ * @param {number} now
+ */
+export function notice(m, kind, text, now) {
+  m.notices.push({ key: m.nextKey++, kind, text, at: now });
+  m.noticeCount++;
+  if (m.notices.length > MAX_NOTICES) m.notices.shift();
+  m.sessionDirty = true;
+}
+
+/**
+ * @param {SessionModel} m
+ * @param {string} id
+ * @param {string} contextId
+ * @param {number} now
+ * @returns {Task}
+ */
+function taskOf(m, id, contextId, now) {
+  let t = m.tasks.get(id);
+  if (t) return t;
+  t = {
+    id,
+    contextId,
+    seq: m.nextSeq++,
+    rev: 0,
+    state: "TASK_STATE_SUBMITTED",
+    message: "",
+    turn: 0,
+    reopens: 0,
+    items: [],
+    dropped: 0,
+    prompt: null,
+    response: null,
+    lane: null,
+    origin: null,
+    firstSeen: now,
+    lastChange: now,
+    calls: new Map(),
+  };
+  m.tasks.set(id, t);
+  if (m.tasks.size > MAX_TASKS) dropOldestTask(m);
+  m.sessionDirty = true;
+  return t;
+}
+
+/**
+ * Drops the oldest ended task (or the oldest task, when none has ended).
+ * @param {SessionModel} m
+ */
+function dropOldestTask(m) {
+  let victim = null;
+  for (const t of m.tasks.values()) {
+    if (isTerminal(t.state)) {
+      victim = t;
+      break;
+    }
+  }
+  victim ??= m.tasks.values().next().value ?? null;
+  if (!victim) return;
+  m.tasks.delete(victim.id);
+  m.dirty.delete(victim.id);
+  m.droppedTasks++;
+}
+
+/**
+ * @param {Task} t
+ * @param {Item} item
+ */
+function push(t, item) {
+  t.items.push(item);
+  if (t.items.length > MAX_ITEMS) {
+    const gone = /** @type {Item} */ (t.items.shift());
+    t.dropped++;
+    if (gone.kind === "tool" && gone.toolCallId) t.calls.delete(gone.toolCallId);
+  }
+}
+
+/** @param {TextItem} item @param {string} text */
+function appendText(item, text) {
+  item.text += text;
+  if (item.text.length > MAX_TEXT) {
+    // Keep the tail, cut on a code point boundary (never half a surrogate pair).
+    let from = item.text.length - MAX_TEXT;
+    const c = item.text.charCodeAt(from);
+    if (c >= 0xdc00 && c <= 0xdfff) from++;
+    item.cut += from;
+    item.text = item.text.slice(from);
+  }
+  item.rev++;
+}
+
+/** @param {Task} t @returns {Item | undefined} */
+function last(t) {
+  return t.items[t.items.length - 1];
+}
+
+/**
+ * Ends the open text and thinking blocks: what streams next starts a new block.
+ * @param {Task} t
+ */
+function closeBlocks(t) {
+  const l = last(t);
+  if (l && (l.kind === "text" || l.kind === "thinking") && l.open) {
+    l.open = false;
+    l.rev++;
+  }
+}
+
+/**
+ * @param {SessionModel} m
+ * @param {Task} t
+ * @param {Record<string, any>} f the frame object under metadata[STREAM_URI]
+ * @param {number} now
+ */
+function taskFrame(m, t, f, now) {
+  switch (f.frame) {
+    case "text":
+    case "thinking": {
+      const kind = f.frame;
+      const text = typeof f.text === "string" ? f.text : "";
+      const l = last(t);
+      if (l && (l.kind === "text" || l.kind === "thinking") && l.kind === kind && l.open) {
+        if (text) appendText(l, text);
+      } else if (text) {
+        /** @type {TextItem} */
+        const item = { kind, key: m.nextKey++, rev: 0, text: "", cut: 0, open: true };
+        appendText(item, text);
+        push(t, item);
+      }
+      // `final: true` ends the turn's text (seed 000 `text`): the next chunk is a new block.
+      if (kind === "text" && f.final === true) closeBlocks(t);
+      return;
+    }
+    case "tool-call-started": {
+      closeBlocks(t);
+      /** @type {ToolItem} */
+      const item = {
+        kind: "tool",
+        key: m.nextKey++,
+        rev: 0,
+        toolCallId: String(f.toolCallId),
+        toolName: String(f.toolName),
+        inputBytes: null,
+        startedAt: now,
+        artifact: null,
+      };
+      push(t, item);
+      t.calls.set(item.toolCallId ?? "", item);
+      return;
+    }
+    case "tool-call-progress": {
+      const item = t.calls.get(String(f.toolCallId));
+      if (item && typeof f.inputBytes === "number") {
+        item.inputBytes = Math.max(item.inputBytes ?? 0, f.inputBytes);
+        item.rev++;
+      }
+      return;
+    }
+    case "artifact": {
+      closeBlocks(t);
+      /** @type {Artifact} */
+      const a = {
+        toolName: String(f.toolName),
+        content: typeof f.content === "string" ? f.content : "",
+        fenceSource: f.fenceSource ?? null,
+        toolCallId: f.toolCallId ?? null,
+        isError: f.isError === true,
+        durationMs: typeof f.durationMs === "number" ? f.durationMs : null,
+        exitCode: typeof f.exitCode === "number" ? f.exitCode : null,
+        truncated: f.truncated === true,
+        attachments: Array.isArray(f.attachments) ? f.attachments : [],
+      };
+      const started = a.toolCallId ? t.calls.get(a.toolCallId) : undefined;
+      if (started && !started.artifact) {
+        started.artifact = a;
+        started.rev++;
+      } else {
+        // A start is a hint, never a prerequisite (seed 000 `tool-call-started`).
+        push(t, {
+          kind: "tool",
+          key: m.nextKey++,
+          rev: 0,
+          toolCallId: a.toolCallId,
+          toolName: a.toolName,
+          inputBytes: null,
+          startedAt: now,
+          artifact: a,
+        });
+      }
+      return;
+    }
+    case "quota":
+      // A later report replaces a window of the same name and leaves the others standing.
+      for (const w of Array.isArray(f.windows) ? f.windows : []) {
+        if (w && typeof w.name === "string") m.quota.set(w.name, w);
+      }
+      m.sessionDirty = true;
+      return;
+    case "suggested-prompt":
+      closeBlocks(t);
+      push(t, { kind: "suggestion", key: m.nextKey++, rev: 0, text: String(f.text) });
+      return;
+    default:
+      // An unknown frame is ignored (seed 000 "Unknown frames and keys").
+      return;
+  }
+}
+
+/**
+ * @param {SessionModel} m
+ * @param {Record<string, any>} su a statusUpdate
+ * @param {number} now
+ */
+function statusUpdate(m, su, now) {
+  if (typeof su.taskId !== "string") return;
+  const t = taskOf(m, su.taskId, String(su.contextId ?? ""), now);
+  const meta = su.metadata?.[STREAM_URI];
+  const status = su.status ?? {};
+  if (meta && typeof meta.frame === "string") {
+    taskFrame(m, t, meta, now);
+  } else {
+    const state = String(status.state ?? t.state);
+    const text = status.message?.parts?.map((/** @type {any} */ p) => p.text ?? "").join("") ??
+      "";
+    closeBlocks(t);
+    t.state = state;
+    t.message = text;
+    t.lastChange = now;
+    const turn = /^inference turn (\d+)/.exec(text);
+    if (turn) t.turn = Number(turn[1]);
+    if (meta && typeof meta.reopen === "number") t.reopens = meta.reopen;
+    t.prompt = state === "TASK_STATE_INPUT_REQUIRED" ? text : null;
+    if (text || isTerminal(state) || state === "TASK_STATE_INPUT_REQUIRED") {
+      push(t, { kind: "status", key: m.nextKey++, rev: 0, state, text });
+    }
+    m.sessionDirty = true;
+  }
+  t.rev++;
+  m.dirty.add(t.id);
+}
+
+/**
+ * Applies one SSE event of a WatchSession: `id` is its `id:` line (null when unnumbered), `data`
+ * its parsed JSON-RPC response. Numbered events at or below the last id applied are duplicates
+ * and change nothing; a jump in ids is counted as lost (a WatchSession sees every numbered event,
+ * so its ids have no hole unless events were lost). Returns the connection frame it carried, if
+ * any, so the connection can act on it (reconnect after `lagged`, stop after `capsule-closed`).
+ * @param {SessionModel} m
+ * @param {number | null} id
+ * @param {Record<string, any>} data
+ * @param {number} now
+ * @returns {Record<string, any> | null}
+ */
+export function applyEvent(m, id, data, now) {
+  if (id !== null) {
+    if (id <= m.lastId) {
+      m.duplicates++;
+      return null;
+    }
+    if (id > m.lastId + 1) m.lost += id - m.lastId - 1;
+    m.lastId = id;
+    m.received++;
+    m.sessionDirty = true;
+  }
+  if (data.error) {
+    notice(m, "error", `the door answered an error: ${data.error.message ?? "unknown"}`, now);
+    return null;
+  }
+  const r = data.result ?? {};
+  if (r.statusUpdate) {
+    statusUpdate(m, r.statusUpdate, now);
+    return null;
+  }
+  if (r.artifactUpdate) {
+    const au = r.artifactUpdate;
+    if (typeof au.taskId !== "string") return null;
+    const t = taskOf(m, au.taskId, String(au.contextId ?? ""), now);
+    if (au.artifact?.name === "response") {
+      t.response = (au.artifact.parts ?? []).map((/** @type {any} */ p) => p.text ?? "").join("");
+      t.rev++;
+      m.dirty.add(t.id);
+    }
+    return null;
+  }
+  const f = r.message?.metadata?.[STREAM_URI];
+  if (f && typeof f.frame === "string") {
+    connectionFrame(m, f, now);
+    return f;
+  }
+  return null;
+}
+
+/**
+ * @param {SessionModel} m
+ * @param {Record<string, any>} f
+ * @param {number} now
+ */
+function connectionFrame(m, f, now) {
+  switch (f.frame) {
+    case "connection-ack":
+      m.conversationMode = typeof f.conversationMode === "string" ? f.conversationMode : null;
+      m.sessionDirty = true;
+      return;
+    case "gap": {
+      const first = Number(f.firstAvailableId);
+      const gone = Math.max(0, first - m.lastId - 1);
+      notice(
+        m,
+        "gap",
+        gone > 0
+          ? `${gone} event${gone === 1 ? "" : "s"} (ids ${m.lastId + 1}–${first - 1}) ` +
+            `had left the capsule's replay buffer and are lost`
+          : `the capsule's replay starts at id ${first}`,
+        now,
+      );
+      return;
+    }
+    case "lagged": {
+      const n = Number(f.missed);
+      notice(
+        m,
+        "lagged",
+        `this page fell behind and the capsule dropped ${n} live event${n === 1 ? "" : "s"} ` +
+          `for it; reconnecting from id ${m.lastId} to replay what is still buffered`,
+        now,
+      );
+      return;
+    }
+    case "capsule-closed":
+      m.closed = true;
+      notice(m, "info", "the capsule closed its event stream", now);
+      return;
+  }
+}
+
+/**
+ * Sets lanes and origins the door reported (GET /ui/status) for the tasks asked about; one the
+ * door no longer holds is marked unknown, so it is not asked about again.
+ * @param {SessionModel} m
+ * @param {string[]} asked
+ * @param {Record<string, { lane: string, origin: string }>} lanes
+ */
+export function applyLanes(m, asked, lanes) {
+  for (const id of asked) {
+    const t = m.tasks.get(id);
+    if (!t) continue;
+    t.lane = lanes[id]?.lane ?? "unknown";
+    t.origin = lanes[id]?.origin ?? "unknown";
+    t.rev++;
+    m.dirty.add(id);
+  }
+}
+
+/**
+ * Task ids whose lane is not known yet (asked of the door in one status call).
+ * @param {SessionModel} m
+ * @returns {string[]}
+ */
+export function unknownLanes(m) {
+  const out = [];
+  for (const t of m.tasks.values()) if (t.lane === null) out.push(t.id);
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * The door's routes for the live page (README "The live page"):
+ *
+ * - `GET /ui`, `GET /ui/<file>`, and `GET /` when the request accepts `text/html`: the page's
+ *   files. They hold no session data, so they are served without a token even on an
+ *   authenticated door; every data call the page makes carries its token.
+ * - `GET /ui/status`: what the page needs beyond the event stream — the caller's scopes (which
+ *   controls to show), the tokens the session has spent, the heartbeat interval, and the lane
+ *   and origin of the tasks it names. Behind the door's token gate, with the
+ *   `murmur.WatchSession` scope: it tells nothing a watcher could not already see.
+ *
+ * JSON-RPC at `POST /` and the agent card are untouched: the page is one more client of them.
+ */
+import { DOOR_METHODS } from "../a2a/methods.ts";
+import type { Session } from "../session/session.ts";
+import { type Asset, pageAssets } from "./assets.ts";
+
+export const UI_PATH = "/ui";
+export const UI_STATUS_PATH = "/ui/status";
+/** `?task=` values `/ui/status` answers at most; the rest are ignored. */
+export const STATUS_TASKS_MAX = 100;
+
+/**
+ * The page may run its own modules, talk to this door, and show images it fetched itself
+ * (attachments arrive as blobs, since an authenticated door needs the token on them).
+ */
+const PAGE_HEADERS: Record<string, string> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; " +
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  // Revalidated each load (ETag): a rebuilt binary serves its own page at once.
+  "cache-control": "no-cache",
+};
+
+/** Browsers navigating to a page send `Accept: text/html,…`; API clients do not. */
+function acceptsHtml(req: Request): boolean {
+  return (req.headers.get("accept") ?? "").toLowerCase().includes("text/html");
+}
+
+/** The page file a request asks for, or null when it is not a page request. */
+export function pageFile(req: Request, url: URL): string | null {
+  if (req.method !== "GET" && req.method !== "HEAD") return null;
+  const p = url.pathname;
+  if (p === "/" && acceptsHtml(req)) return "index.html";
+  if (p === UI_PATH || p === `${UI_PATH}/`) return "index.html";
+  if (p.startsWith(`${UI_PATH}/`) && p !== UI_STATUS_PATH) return p.slice(UI_PATH.length + 1);
+  return null;
+}
+
+/** Serves a page file (404 when `/ui/<name>` names none). */
+export async function servePage(req: Request, name: string): Promise<Response> {
+  const asset: Asset | undefined = (await pageAssets()).get(name);
+  if (!asset) return new Response(null, { status: 404 });
+  const headers = { ...PAGE_HEADERS, "content-type": asset.contentType, etag: asset.etag };
+  const match = req.headers.get("if-none-match");
+  if (match !== null && match.split(",").some((t) => t.trim().replace(/^W\//, "") === asset.etag)) {
+    return new Response(null, { status: 304, headers });
+  }
+  const body = req.method === "HEAD" ? null : asset.body as BodyInit;
+  return new Response(body, {
+    headers: { ...headers, "content-length": String(asset.body.length) },
+  });
+}
+
+export interface StatusCaller {
+  /** null on a door without authentication. */
+  credential: string | null;
+  scopes: ReadonlySet<string> | null;
+}
+
+export interface UiStatus {
+  sessionId: string;
+  capsule: { name: string; version: string; transport: string; driver: string };
+  /** Whether the door asks for a token. */
+  authenticated: boolean;
+  credential: string | null;
+  /** The methods the caller's token reaches: every door method on a public door. */
+  scopes: string[];
+  /** `MURMUR_HEARTBEAT_MS`: the page judges a connection's health against it. */
+  heartbeatMs: number;
+  /**
+   * Input and output tokens of every driver call so far, as `inference.max_session_tokens`
+   * counts them (estimated at 4 characters a token when a driver reports no usage).
+   */
+  tokens: { used: number; ceiling: number | null };
+  /** Lane, origin and source of each task asked for with `?task=` that the registry holds. */
+  tasks: Record<string, { lane: string; origin: string; source: string }>;
+}
+
+export function uiStatus(
+  session: Session,
+  url: URL,
+  caller: StatusCaller,
+  heartbeatMs: number,
+): UiStatus {
+  const m = session.manifest;
+  const tasks: UiStatus["tasks"] = {};
+  for (const id of url.searchParams.getAll("task").slice(0, STATUS_TASKS_MAX)) {
+    const t = session.registry.get(id);
+    if (t) tasks[t.id] = { lane: t.lane, origin: t.origin, source: t.source };
+  }
+  return {
+    sessionId: session.id,
+    capsule: {
+      name: m.name,
+      version: m.version,
+      transport: m.inference.transport,
+      driver: m.inference.driver,
+    },
+    authenticated: caller.scopes !== null,
+    credential: caller.credential,
+    scopes: DOOR_METHODS.filter((s) => caller.scopes === null || caller.scopes.has(s)),
+    heartbeatMs,
+    tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
+    tasks,
+  };
+}
+
+/** The page's address for a door at `localhost:<port>` (printed by `mur run -v` and `mur ps`). */
+export function pageUrl(address: string): string {
+  return `http://${address}${UI_PATH}`;
+}
