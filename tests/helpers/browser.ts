@@ -90,10 +90,18 @@ function kill(pid: number): void {
   } catch { /* already gone */ }
 }
 
-/** Saves a full-page screenshot in `dir` and says where (the test's own temp folder). */
-export async function screenshot(page: Page, dir: string, name: string): Promise<string> {
+/**
+ * Saves a screenshot in `dir` and says where (the test's own temp folder): the viewport, or the
+ * whole page when `fullPage` (slow on a page many screens tall).
+ */
+export async function screenshot(
+  page: Page,
+  dir: string,
+  name: string,
+  fullPage = false,
+): Promise<string> {
   const path = `${dir}/${name}.png`;
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage });
   console.log(`screenshot: ${path}`);
   return path;
 }

@@ -167,7 +167,7 @@ Deno.test({
         return { w: i.naturalWidth, h: i.naturalHeight, alt: i.getAttribute("alt") };
       }, snap);
       assert.deepEqual(img, { w: 64, h: 40, alt: "image/png attachment, 142 B" });
-      await screenshot(page, shots, "waiting-for-input");
+      await screenshot(page, shots, "waiting-for-input", true);
 
       // Answer from the page, by keyboard: type, Tab to the button, Enter.
       await page.focus(`${card} textarea`);
@@ -232,7 +232,7 @@ Deno.test({
           doc.getElementById("lastbyte")?.dataset.health === "ok" &&
           /^\d+ s ago$/.test(doc.getElementById("lastbyte")?.textContent ?? ""),
       );
-      await screenshot(page, shots, "completed");
+      await screenshot(page, shots, "completed", true);
 
       // 360 px wide: nothing overflows sideways; dark mode follows prefers-color-scheme.
       await page.setViewportSize({ width: 360, height: 800 });

@@ -463,7 +463,7 @@ export function createView(actions) {
           { class: "notice", "data-kind": n.kind },
           h("time", {}, new Date(n.at).toLocaleTimeString()),
           " ",
-          n.text,
+          h("span", { class: "notice-text" }, n.text),
         );
         notices.set(n.key, el);
         noticesEl.append(el);
