@@ -1,0 +1,90 @@
+/**
+ * The door's page routes over plain HTTP: `GET /ui` and `GET /` for a browser serve the page
+ * with its security headers and ETag; every page file is served with its media type; `GET /`
+ * without `text/html`, `POST /` and the card are exactly as before; `/ui/status` answers the
+ * caller's scopes, the tokens spent, and the lanes of the tasks it names.
+ */
+import assert from "node:assert/strict";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { PAGE_FILES } from "../../src/ui/assets.ts";
+
+Deno.test("page routes: files, headers, ETag; JSON-RPC and the card unchanged; /ui/status", async () => {
+  const cap = await startCapsule({
+    manifest: {
+      name: "routes",
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    },
+    script: {
+      tasks: [{
+        turns: [{ steps: [{ text: "hi" }, { usage: { input_tokens: 7, output_tokens: 3 } }] }],
+      }],
+    },
+  });
+  try {
+    const page = await fetch(`${cap.base}/`, { headers: { accept: "text/html,*/*;q=0.8" } });
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get("content-type"), "text/html; charset=utf-8");
+    assert.match(
+      page.headers.get("content-security-policy")!,
+      /default-src 'none'; script-src 'self'/,
+    );
+    assert.equal(page.headers.get("x-content-type-options"), "nosniff");
+    const etag = page.headers.get("etag")!;
+    const html = await page.text();
+    assert.equal(await (await fetch(`${cap.base}/ui`)).text(), html);
+    const again = await fetch(`${cap.base}/ui`, { headers: { "if-none-match": etag } });
+    assert.equal(again.status, 304);
+    await again.body?.cancel();
+    for (const [name, type] of Object.entries(PAGE_FILES)) {
+      const r = await fetch(`${cap.base}/ui/${name}`);
+      assert.equal(r.status, 200, name);
+      assert.equal(r.headers.get("content-type"), type, name);
+      assert.ok((await r.arrayBuffer()).byteLength > 0, name);
+    }
+    for (const path of ["/ui/nope.js", "/ui/../deno.json", "/ui/sub/app.js"]) {
+      const r = await fetch(`${cap.base}${path}`);
+      assert.equal(r.status, 404, path);
+      await r.body?.cancel();
+    }
+    // Everything that is not the page answers as before.
+    const plain = await fetch(`${cap.base}/`);
+    assert.equal(plain.status, 404);
+    await plain.body?.cancel();
+    const card = await fetch(`${cap.base}/.well-known/agent-card.json`, {
+      headers: { accept: "text/html" },
+    });
+    assert.equal(card.headers.get("content-type"), "application/json");
+    assert.equal((await card.json()).name, "routes");
+    const rpc = await cap.rpc("SendMessage", userMessage("hello"));
+    const task = (rpc.result as { task: { id: string; status: { state: string } } }).task;
+    assert.equal(task.status.state, "TASK_STATE_COMPLETED");
+    const post = await fetch(`${cap.base}/ui/status`, { method: "POST" });
+    assert.equal(post.status, 405);
+    await post.body?.cancel();
+
+    const status = await (await fetch(`${cap.base}/ui/status?task=${task.id}&task=tsk_nope`))
+      .json();
+    assert.deepEqual(status, {
+      sessionId: cap.ready.session_id,
+      capsule: { name: "routes", version: "0.1.0", transport: "http", driver: "scripted" },
+      authenticated: false,
+      credential: null,
+      scopes: [
+        "SendMessage",
+        "SendStreamingMessage",
+        "SubscribeToTask",
+        "GetTask",
+        "ListTasks",
+        "CancelTask",
+        "murmur.WatchSession",
+        "murmur.StopSession",
+      ],
+      heartbeatMs: 15000,
+      tokens: { used: 10, ceiling: null },
+      tasks: { [task.id]: { lane: "bg", origin: "event", source: "a2a" } },
+    });
+  } finally {
+    await cap.close();
+  }
+});
