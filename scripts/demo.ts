@@ -147,6 +147,7 @@ async function demo(
   say(`   It printed one readiness line (--json) once its door was listening:`);
   say(dim(`   ${line}`));
   say(`   session ${bold(ready.session_id)}, door at ${ready.url}, process ${ready.pid}`);
+  say(`   The same door serves a live page of the session: ${bold(`http://${ready.url}/ui`)}`);
   say();
 
   say(`2. ${bold("mur watch")} follows the session's event stream live (its own output below):`);
@@ -214,6 +215,7 @@ async function demo(
   );
   say(`     deno task mur watch      # in the second terminal`);
   say(`     deno task mur stop @1    # ends the capsule`);
+  say(`   or open the ${bold("page:")} address mur run -v prints in a browser: the live page.`);
   return capsuleStatus.code;
 }
 

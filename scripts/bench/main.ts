@@ -19,6 +19,7 @@ import { Results } from "./results.ts";
 import { roundRaw } from "./round_raw.ts";
 import { ensurePeerInstalled, roundPeer } from "./round_peer.ts";
 import { roundMur } from "./round_mur.ts";
+import { benchPage } from "./page.ts";
 
 function loadavg(): string {
   try {
@@ -78,6 +79,7 @@ export async function bench(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", onSignal);
   const dir = await Deno.makeTempDir({ prefix: "mur-bench-" });
   let rounds = 0;
+  let pageMd = "";
   try {
     try {
       await ensurePeerInstalled(log);
@@ -108,6 +110,8 @@ export async function bench(args: string[]): Promise<number> {
         await roundMur(ctx, dir, round);
         rounds = round;
       }
+      log("the live page beside K=100 watchers");
+      pageMd = await benchPage(ctx, dir);
     } finally {
       await lg.stop();
     }
@@ -120,13 +124,14 @@ export async function bench(args: string[]): Promise<number> {
   const elapsed = (performance.now() - t0) / 1000;
   const rendered = render(res, plan);
   const md = markdown(rendered, res, plan, { ...info, loadAfter: loadavg() }, elapsed, rounds);
-  await Deno.writeTextFile(out, md);
+  await Deno.writeTextFile(out, pageMd ? `${md.trimEnd()}\n\n${pageMd}` : md);
   console.log(rendered.table);
   if (rendered.notes.length) {
     console.log("\n" + rendered.notes.map((n, i) => `[${i + 1}] ${n}`).join("\n"));
   }
   if (res.facts.length) console.log("\n" + [...new Set(res.facts)].join("\n"));
   console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
+  if (pageMd) console.log(`\n${pageMd}`);
   console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);
   return 0;
 }

@@ -1,18 +1,21 @@
 /**
  * `mur ps`: one row per running session on this machine, newest first (row 1 is @1):
- * `SESSION CAPSULE STATUS UPTIME URL`. STATUS is `running` when the door answered naming the
+ * `SESSION CAPSULE STATUS UPTIME URL PAGE` (PAGE: the live page the door serves, README "The live
+ * page"). STATUS is `running` when the door answered naming the
  * session, `unreachable` otherwise. Records of processes that are gone are pruned and reported
  * on stderr.
  */
 import { liveRunningRecords, probeCard } from "../session/running.ts";
+import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
 import { writeErr, writeOut } from "./output.ts";
 
 export const USAGE = `usage: mur ps
 
-Lists the sessions running on this machine, newest (@1) first: SESSION CAPSULE STATUS UPTIME URL.
-STATUS is running when the door answered for the session, unreachable otherwise. Records of
-processes that are gone are removed and named on stderr.
+Lists the sessions running on this machine, newest (@1) first: SESSION CAPSULE STATUS UPTIME URL
+PAGE. STATUS is running when the door answered for the session, unreachable otherwise. PAGE is the
+session's live page, to open in a browser. Records of processes that are gone are removed and
+named on stderr.
 
   -h, --help   this text`;
 
@@ -23,7 +26,8 @@ const COLUMNS: [string, number][] = [
   ["CAPSULE", 24],
   ["STATUS", 12],
   ["UPTIME", 9],
-  ["URL", 0],
+  ["URL", 21],
+  ["PAGE", 0],
 ];
 
 /** `HH:MM:SS`, with an `Nd ` prefix past a day. */
@@ -64,6 +68,7 @@ export async function psCommand(args: string[], now: () => number = Date.now): P
       p.ok && p.sessionId === r.session_id ? "running" : "unreachable",
       Number.isNaN(started) ? "?" : formatUptime(now() - started),
       r.url,
+      pageUrl(r.url),
     ]));
   });
   await writeOut(lines.join("\n") + "\n");

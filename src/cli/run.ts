@@ -27,6 +27,7 @@ import { badValue, parse, usageError } from "./args.ts";
 import { pathError } from "../path_errors.ts";
 import { backgroundResult } from "../tools/shell.ts";
 import type { Tool } from "../tools/types.ts";
+import { pageUrl } from "../ui/routes.ts";
 
 export const USAGE =
   `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
@@ -426,6 +427,7 @@ export async function runCommand(args: string[]): Promise<number> {
       if (workdir.session !== workdir.root) console.log(`session dir: ${workdir.session}`);
       console.log(`manifest: ${manifest.path}`);
       console.log(`driver: ${manifest.inference.driver}`);
+      console.log(`page: ${pageUrl(door.address)}`);
     }
   }
 

@@ -172,11 +172,17 @@ Deno.test("mur ps: rows newest first, unreachable doors, pruned records, empty",
     assertEquals(
       lines[0],
       "SESSION".padEnd(36) + "  " + "CAPSULE".padEnd(24) + "  " + "STATUS".padEnd(12) + "  " +
-        "UPTIME".padEnd(9) + "  URL",
+        "UPTIME".padEnd(9) + "  " + "URL".padEnd(21) + "  PAGE",
     );
     const cells = (line: string) => line.split(/\s{2,}/);
-    const [s1, c1, st1, up1, u1] = cells(lines[1]);
-    assertEquals([s1, c1, st1, u1], [newer, "hello@0.1.0", "running", door.url]);
+    const [s1, c1, st1, up1, u1, p1] = cells(lines[1]);
+    assertEquals([s1, c1, st1, u1, p1], [
+      newer,
+      "hello@0.1.0",
+      "running",
+      door.url,
+      `http://${door.url}/ui`,
+    ]);
     assert(/^00:00:\d\d$/.test(up1), up1);
     const row2 = lines[2];
     assert(row2.startsWith(older), row2);
