@@ -171,6 +171,32 @@ Deno.test("model: tasks and items stay within their bounds; what falls off is co
   );
 });
 
+Deno.test("model: quota windows merge by name — a later report replaces a window, others stand", () => {
+  const m = createModel();
+  applyEvent(
+    m,
+    1,
+    frame("tsk_q", {
+      frame: "quota",
+      windows: [{ name: "five-hour", used: 0.4, state: "ok" }, { name: "seven-day", used: 0.1 }],
+    }),
+    0,
+  );
+  applyEvent(
+    m,
+    2,
+    frame("tsk_q", {
+      frame: "quota",
+      windows: [{ name: "five-hour", used: 0.9, state: "warning", resetsAtMs: 1793491200000 }],
+    }),
+    0,
+  );
+  assert.deepEqual([...m.quota.values()], [
+    { name: "five-hour", used: 0.9, state: "warning", resetsAtMs: 1793491200000 },
+    { name: "seven-day", used: 0.1 },
+  ]);
+});
+
 Deno.test("model: a status update sets state, turn and prompt; a response artifact is kept", () => {
   const m = createModel();
   applyEvent(m, 1, status("tsk_s", "TASK_STATE_WORKING", "inference turn 3"), 0);

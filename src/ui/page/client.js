@@ -214,6 +214,11 @@ export class Watcher {
       }
     } catch (e) {
       if (outcome === "lagged") return "lagged";
+      if (e instanceof AuthError) {
+        // GET /ui/status refused the token before this reconnect (a restarted session).
+        this.on.onState({ kind: "auth", attempt, detail: e.message });
+        return "auth";
+      }
       if (!this.stopped && !ac.signal.aborted) {
         this.on.onState({
           kind: "lost",
