@@ -3,7 +3,7 @@
  *
  * - the proxy cuts every connection twice mid-task: the page says so, reconnects with
  *   `Last-Event-ID` set to the last id it applied, and ends with every event exactly once;
- * - the proxy stops reading while a 12,000-event task floods the door: the page gets `lagged`, says how many
+ * - the proxy stops reading while a 20,000-event task floods the door: the page gets `lagged`, says how many
  *   events the capsule dropped for it, reconnects to replay what is still buffered, says what is
  *   gone (a `gap`), and accounts for every id (received + lost = last id);
  * - a 20,000-event task streamed live: the page keeps up, its DOM stays bounded.
@@ -157,9 +157,9 @@ Deno.test({
       },
       script: {
         tasks: [{
-          // ~5 MiB: the door's socket, the proxy's and the view's 256 KiB buffer hold about
+          // ~9 MiB: the door's socket, the proxy's and the view's 256 KiB buffer hold about
           // 1,300 of these before the queue of 128 overflows.
-          turns: [{ steps: [{ text: "y".repeat(300), repeat: 12_000 }, { text: " the end" }] }],
+          turns: [{ steps: [{ text: "y".repeat(300), repeat: 20_000 }, { text: " the end" }] }],
         }],
       },
       env: { MURMUR_HEARTBEAT_MS: "1000" },
