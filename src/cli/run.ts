@@ -12,7 +12,7 @@ import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
 import { lossReport, markLost, planResume, type ResumePlan } from "../session/resume.ts";
 import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
 import { requestInputTool } from "../session/request_input.ts";
-import { isHarnessDriver } from "../session/harness_attempt.ts";
+import { isHarnessDriver } from "../drivers/harness.ts";
 import {
   removeRunningRecord,
   removeRunningRecordSync,

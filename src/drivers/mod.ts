@@ -4,8 +4,7 @@
 import { MurError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { createScriptedDriver, DEFAULT_SCRIPT, loadScript } from "./scripted.ts";
-import type { Driver } from "./types.ts";
-import type { HarnessDriver } from "./process/types.ts";
+import type { AnyDriver } from "./types.ts";
 
 /** Where a harness (`transport: process`) runs and keeps its threaded contexts' session ids. */
 export interface HarnessPlace {
@@ -18,7 +17,7 @@ export interface HarnessPlace {
 export async function createDriver(
   manifest: Manifest,
   place?: HarnessPlace,
-): Promise<Driver | HarnessDriver> {
+): Promise<AnyDriver> {
   const inf = manifest.inference;
   if (inf.transport === "process") {
     if (!place) {

@@ -1,8 +1,10 @@
 /**
  * The driver interface: one inference turn in, a stream of typed parts out. The session loop
  * does not know which driver it talks to. Modelled on the AI SDK's stream parts, narrowed to
- * what the loop acts on.
+ * what the loop acts on. The process transport's contract (a whole attempt per call) is
+ * harness.ts.
  */
+import type { HarnessDriver } from "./harness.ts";
 
 /** A JSON Schema object as tools declare it. */
 export type JsonSchema = Record<string, unknown>;
@@ -95,3 +97,6 @@ export interface Driver {
   /** Release sockets, child processes. */
   close?(): Promise<void>;
 }
+
+/** A manifest's driver: per-turn (`transport: http`), or a harness running whole attempts. */
+export type AnyDriver = Driver | HarnessDriver;

@@ -4,7 +4,8 @@
  */
 import type { InferenceConfig } from "../../manifest/types.ts";
 import { MurError } from "../../errors.ts";
-import { DEFAULT_LIMITS, type HarnessLimits, runAttempt } from "./attempt.ts";
+import { runAttempt } from "./runner.ts";
+import { DEFAULT_LIMITS, type HarnessLimits } from "./supervisor.ts";
 import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
 import { FileSessionStore, type HarnessSessionStore } from "./sessions.ts";
@@ -13,7 +14,7 @@ import type { AttemptRequest, HarnessDialect, HarnessDriver, HarnessPart } from 
 
 export type * from "./types.ts";
 export { FileSessionStore } from "./sessions.ts";
-export type { HarnessLimits } from "./attempt.ts";
+export type { HarnessLimits } from "./supervisor.ts";
 
 export interface HarnessDriverOptions {
   /** The tools' working directory; the harness runs there. */

@@ -1,0 +1,258 @@
+/**
+ * One attempt of a task run by a harness, knowing no particular CLI: resolve the binary, probe
+ * its version, plan the session and the launch (launch.ts), start the tool bridge, spawn, and
+ * supervise the run (supervisor.ts) while the turn tracker turns the dialect's events into
+ * `HarnessPart`s, until exactly one `result` (outcome.ts) on every path out.
+ */
+import { BRIDGE_SERVER_NAME, ToolBridge } from "./bridge.ts";
+import { HarnessProcess } from "./harness_process.ts";
+import { materialize, planSession, startFields, storedSessionKey, systemPrompt } from "./launch.ts";
+import { harnessEnv, probeVersion, resolveBinary, type VersionProbe } from "./launch_env.ts";
+import { canceled, classifyOutcome, failed } from "./outcome.ts";
+import type { HarnessSessionStore } from "./sessions.ts";
+import { type HarnessLimits, Supervisor } from "./supervisor.ts";
+import { trace, TurnTracker } from "./turn_tracker.ts";
+import type {
+  AttemptOutcome,
+  AttemptRequest,
+  HarnessDialect,
+  HarnessFailureKind,
+  HarnessPart,
+  LaunchPlan,
+} from "./types.ts";
+
+export interface AttemptContext {
+  dialect: HarnessDialect;
+  driverName: string;
+  command?: string;
+  env?: string[];
+  model?: string;
+  /** The tools' cwd; the harness runs there. */
+  workdir: string;
+  /** Where a relative `inference.command` resolves. */
+  baseDir: string;
+  hostEnv: Record<string, string>;
+  store: HarnessSessionStore;
+  limits: HarnessLimits;
+  now: () => number;
+  newSessionId: () => string;
+  /** Version probes by binary path, shared across attempts. */
+  versions: Map<string, VersionProbe>;
+}
+
+export async function* runAttempt(
+  ctx: AttemptContext,
+  req: AttemptRequest,
+  signal: AbortSignal,
+): AsyncGenerator<HarnessPart> {
+  const desc = ctx.dialect.describe();
+  if (signal.aborted) {
+    yield { type: "result", outcome: canceled(false, false), turns: 0, sessionId: null };
+    return;
+  }
+
+  // ── binary, environment, version ──
+  const baseEnv = harnessEnv(ctx.hostEnv, ctx.env, desc.defaultEnv, desc.envDefaults);
+  let binary;
+  try {
+    binary = await resolveBinary(ctx.command, desc.binary, baseEnv.PATH ?? "", ctx.baseDir);
+  } catch (e) {
+    yield* failedBeforeStart("E-RUN-006", "not-found", errText(e), null);
+    return;
+  }
+  let probe = ctx.versions.get(binary.path);
+  if (!probe) {
+    probe = await probeVersion(
+      binary.path,
+      desc.versionArgs,
+      baseEnv,
+      ctx.workdir,
+      desc.testedVersions,
+    );
+    ctx.versions.set(binary.path, probe);
+  }
+  if (!probe.tested) {
+    yield trace("harness_warning", {
+      code: "W-RUN-002",
+      message: `harness version ${probe.version ?? "unknown"} of ${desc.harness} is untested ` +
+        `(tested: ${desc.testedVersions.join(", ")})`,
+    });
+  }
+
+  // ── session plan (README "the process transport") ──
+  const key = storedSessionKey(req);
+  const known = key === null
+    ? null
+    : "task" in key
+    ? ctx.store.getTask(key.task)
+    : ctx.store.getContext(key.context);
+  const session = planSession(known, desc, ctx.newSessionId);
+  const remember = async (id: string) => {
+    ctx.store.setTask(req.task.id, id);
+    if (req.conversation === "threaded" || req.resume === "context") {
+      await ctx.store.setContext(req.task.contextId, id);
+    }
+  };
+
+  const supervisor = new Supervisor(ctx.limits, signal);
+  let bridge: ToolBridge | null = null;
+  let filesDir: string | null = null;
+  let proc: HarnessProcess | null = null;
+  const started = ctx.now();
+  try {
+    if (req.tools.length) {
+      bridge = ToolBridge.start({
+        tools: req.tools,
+        dispatch: req.dispatch,
+        now: ctx.now,
+        onActivity: () => supervisor.activity(),
+        onInFlight: (d) => supervisor.inFlight(d),
+      });
+    }
+    let plan: LaunchPlan;
+    try {
+      plan = ctx.dialect.launch({
+        model: ctx.model,
+        systemPrompt: systemPrompt(req.system),
+        bridge: bridge
+          ? {
+            serverName: BRIDGE_SERVER_NAME,
+            url: bridge.url,
+            token: bridge.token,
+            toolNames: bridge.toolNames,
+          }
+          : undefined,
+        session,
+        prompt: req.prompt,
+      });
+    } catch (e) {
+      const message = `the process driver could not plan the launch: ${errText(e)}`;
+      yield* failedBeforeStart("E-RUN-034", "driver-error", message, session.id);
+      return;
+    }
+    // A private directory outside the workdir: the capsule's own tools cannot read the token.
+    filesDir = await Deno.makeTempDir({ prefix: "mur-harness-" });
+    await Deno.chmod(filesDir, 0o700);
+    for (const f of plan.files) {
+      await Deno.writeTextFile(`${filesDir}/${f.name}`, f.contents, { mode: 0o600 });
+    }
+    const { args, env } = materialize(plan, baseEnv, filesDir);
+
+    if (signal.aborted) {
+      yield { type: "result", outcome: canceled(false, false), turns: 0, sessionId: session.id };
+      return;
+    }
+    try {
+      proc = await HarnessProcess.spawn({
+        binary: binary.path,
+        args,
+        env,
+        cwd: ctx.workdir,
+        stdin: plan.stdin,
+        keepStdinOpen: plan.keepStdinOpen,
+      });
+    } catch (e) {
+      const message = `the harness '${binary.path}' could not be started: ${errText(e)}`;
+      yield* failedBeforeStart("E-RUN-034", "driver-error", message, session.id);
+      return;
+    }
+    yield trace(
+      "harness_start",
+      startFields({
+        driverName: ctx.driverName,
+        desc,
+        binary,
+        pid: proc.pid,
+        probe,
+        session,
+        plan,
+        args,
+        env,
+        bridgeTools: bridge?.toolNames ?? [],
+      }),
+    );
+
+    const tracker = new TurnTracker({
+      turnsUsed: req.turnsUsed,
+      maxTurns: req.maxTurns,
+      now: ctx.now,
+      progressIntervalMs: ctx.limits.progressIntervalMs,
+      sessionId: session.id,
+      matchCall: bridge
+        ? (id, name, args) =>
+          bridge!.takeById(id) ??
+            (name && args !== undefined ? bridge!.takeByNameArgs(name, args) : null)
+        : undefined,
+    });
+    const parser = ctx.dialect.createParser({ serverName: BRIDGE_SERVER_NAME });
+    const end = yield* supervisor.run(
+      proc,
+      parser,
+      tracker,
+      { method: desc.interrupt, plan },
+      remember,
+    );
+
+    const outcome = classifyOutcome(ctx.dialect, {
+      stopped: end.stopped,
+      interrupted: end.interrupted,
+      killedOnCancel: end.killedOnCancel,
+      terminal: tracker.terminal,
+      exit: { code: end.status.code, signal: end.status.signal, stderrTail: end.stderrTail },
+      resumedSilently: session.mode === "resume" && !tracker.sawSession,
+      sessionId: tracker.sessionId,
+      lastSegmentText: tracker.lastSegmentText,
+    });
+    if (outcome.status === "completed") {
+      tracker.rememberPlannedAtEnd();
+      const id = tracker.takeRemember();
+      if (id) await remember(id);
+    }
+    if (outcome.status === "failed") yield failedTrace(outcome);
+    for (const id of tracker.openCalls) {
+      yield trace("harness_note", { text: `a tool call never got a result: ${id}` });
+    }
+    yield trace("harness_exit", {
+      code: end.status.code,
+      signal: end.status.signal,
+      cause: end.exitCause,
+      killed: proc.killed,
+      duration_ms: ctx.now() - started,
+    });
+    yield { type: "result", outcome, turns: tracker.turns, sessionId: tracker.sessionId };
+  } finally {
+    supervisor.release();
+    if (proc && !proc.exited) {
+      proc.kill();
+      await proc.status;
+    }
+    if (proc) {
+      proc.reapGroup();
+      await proc.dispose();
+    }
+    if (bridge) await bridge.close();
+    if (filesDir) await Deno.remove(filesDir, { recursive: true }).catch(() => {});
+  }
+}
+
+/** A run that failed before the harness started: its `harness_failed` line and its result. */
+function* failedBeforeStart(
+  code: "E-RUN-006" | "E-RUN-034",
+  kind: HarnessFailureKind,
+  message: string,
+  sessionId: string | null,
+): Generator<HarnessPart> {
+  const outcome = failed(code, kind, "runtime", message);
+  yield failedTrace(outcome);
+  yield { type: "result", outcome, turns: 0, sessionId };
+}
+
+type Failed = Extract<AttemptOutcome, { status: "failed" }>;
+
+function failedTrace(o: Failed): HarnessPart {
+  return trace("harness_failed", { kind: o.kind, message: o.message, source: o.origin });
+}
+
+function errText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
