@@ -1,11 +1,77 @@
 /**
  * Compaction (seed 004, runtime-facts §6.5 and §9): when the conversation crosses
  * `context.compaction_threshold` of `context.max_tokens`, a bound `on-compaction` hook may
- * replace the history. What is here: counting a conversation, turning it into hook messages and
- * back, and checking a replacement keeps every tool call paired with its result.
+ * replace the history. What is here: the step before each turn of an http attempt, counting a
+ * conversation, turning it into hook messages and back, and checking a replacement keeps every
+ * tool call paired with its result. A harness keeps its own conversation and compacts it itself.
  */
 import type { ConversationMessage } from "../drivers/types.ts";
+import { saveConversation } from "./conversation_record.ts";
 import type { HookMessage } from "./hooks_api.ts";
+import { type AttemptEnd, failedEnd, type LoopDeps, type TaskRun } from "./task_run.ts";
+
+/**
+ * Before a turn: when the conversation has crossed `context.compaction_threshold` of
+ * `context.max_tokens`, on-compaction hooks are asked for a replacement history. Returns the
+ * attempt's end only when a replace-context hook failed (that fails the task).
+ */
+export async function compactBeforeTurn(
+  d: LoopDeps,
+  run: TaskRun,
+  /** The driver's model, for the hook event. */
+  model: string,
+): Promise<AttemptEnd | null> {
+  const { manifest, trace } = d;
+  const { task, messages, counters: c } = run;
+  const max = manifest.context.maxTokens;
+  if (max === undefined) return null;
+  const system = manifest.inference.systemPrompt;
+  const before = conversationTokens(system, messages);
+  const threshold = manifest.context.compactionThreshold;
+  if (before < threshold * max) return null;
+  const answer = await d.hooks.compaction({
+    task_id: task.id,
+    purpose: "conversation",
+    messages: messages.map(toHookMessage),
+    session_tokens: before,
+    threshold,
+    context_window: max,
+    model,
+    ...(system ? { system_prompt: system } : {}),
+  });
+  const turn = c.turns;
+  if ("failed" in answer) {
+    const reason = `on-compaction hook ${answer.hook} failed: ${answer.failed}`;
+    trace.write("task_failed", c.lastTurnEvt, {
+      task_id: task.id,
+      turn,
+      cause: "compaction_hook",
+      reason: reason.slice(0, 2000),
+    });
+    return failedEnd(`task failed (compaction_hook): ${reason}`);
+  }
+  const replaced = "replaced" in answer && answer.replaced.length
+    ? fromReplacement(answer.replaced, messages)
+    : "no_hook_replacement";
+  if (typeof replaced === "string") {
+    trace.write("compaction_declined", c.lastTurnEvt, {
+      turn,
+      task_id: task.id,
+      tokens: before,
+      reason: replaced,
+    });
+    return null;
+  }
+  messages.splice(0, messages.length, ...replaced);
+  saveConversation(d.workdir.session, task.contextId, messages);
+  trace.write("compaction", c.lastTurnEvt, {
+    turn,
+    task_id: task.id,
+    tokens_before: before,
+    tokens_after: conversationTokens(system, messages),
+  });
+  return null;
+}
 
 /** About 4 characters a token: the runtime's estimate when a driver reports no usage. */
 export function textTokens(text: string): number {

@@ -8,7 +8,7 @@
 import { basename } from "node:path";
 import type { DetachedOutcome } from "../tools/types.ts";
 import { fence } from "../tools/fence.ts";
-import type { DetachedShell } from "./loop.ts";
+import type { DetachedShell } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
 import type { TraceWriter } from "./trace.ts";
 

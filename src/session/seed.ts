@@ -2,10 +2,17 @@
  * Context seeding (seed 004 "Context seeding"): what the runtime does with the messages an
  * `on-task-start` hook with `commit_policy: seed-context` proposes. The rows of the seed's table
  * are checked in order; the first that applies decides. A seed that cannot be committed never
- * fails the task.
+ * fails the task. `seedContext` is the step at a task's start; the rest is the decision table.
  */
+import type { ConversationMessage } from "../drivers/types.ts";
+import { newId } from "../ids.ts";
 import type { HookMessage } from "./hooks_api.ts";
-import { textTokens } from "./compaction.ts";
+import { conversationTokens, plainMessage, textTokens } from "./compaction.ts";
+import type { LoopDeps } from "./task_run.ts";
+import type { TaskRecord } from "./task_record.ts";
+import { bootstrapLog } from "./workdir.ts";
+
+const enc = new TextEncoder();
 
 export type SeedRejection =
   | "unsupported_transport"
@@ -92,4 +99,97 @@ export function withSummary(
   const room = ceiling - textTokens(summary.content);
   if (room < 0) return null;
   return [summary, ...dropOldest(rest, room)];
+}
+
+/**
+ * on-task-start hooks, and the seed the first seeding hook proposed, through the decision table.
+ * Every outcome is a `context_seed` line and a bootstrap.log line; nothing here fails the task.
+ * Returns the seed messages, ahead of the history.
+ */
+export async function seedContext(
+  d: LoopDeps,
+  task: TaskRecord,
+  taskEvt: string,
+  history: ConversationMessage[],
+): Promise<ConversationMessage[]> {
+  const { manifest, trace, hooks } = d;
+  const ctx = manifest.context;
+  const budget = seedCeiling(ctx.maxTokens, ctx.seedBudget);
+  const proposal = await hooks.taskStart({
+    task_id: task.id,
+    context_id: task.contextId,
+    source: task.source,
+    input_bytes: enc.encode(task.text).length,
+    budget_tokens: manifest.inference.transport === "process" ? 0 : budget,
+    context_window: ctx.maxTokens ?? 0,
+    prior_tokens: history.length ? conversationTokens(undefined, history) : 0,
+  });
+  if (!proposal) return [];
+  const proposed = seedTokens(proposal.messages);
+  let dec = decideSeed({
+    transport: manifest.inference.transport,
+    maxTokens: ctx.maxTokens,
+    seedBudget: ctx.seedBudget,
+    overflowMargin: ctx.seedOverflowMargin,
+    hasCompaction: hooks.hasCompaction,
+    messages: proposal.messages,
+  });
+  let outcome: "seeded" | "trimmed" | "compacted" | "rejected" = "rejected";
+  let keep: HookMessage[] = [];
+  if (dec.outcome === "summarize") {
+    // The overflowing front goes to the on-compaction hook; a failure here is no task failure.
+    const answer = await hooks.compaction({
+      task_id: task.id,
+      purpose: "seed",
+      messages: dec.front,
+      session_tokens: seedTokens(dec.front),
+      threshold: ctx.compactionThreshold,
+      context_window: ctx.maxTokens ?? 0,
+    });
+    const summary = "replaced" in answer && answer.replaced.length
+      ? withSummary(
+        { role: "user", content: answer.replaced.map((m) => m.content).join("\n\n") },
+        dec.rest,
+        budget,
+      )
+      : null;
+    if (summary) {
+      outcome = "compacted";
+      keep = summary;
+    } else {
+      // No hook answered (or its summary alone overflows): drop the oldest instead.
+      dec = { outcome: "trimmed", keep: dec.rest };
+    }
+  }
+  if (dec.outcome === "seeded" || dec.outcome === "trimmed") {
+    outcome = dec.outcome;
+    keep = dec.keep;
+  }
+  const ids = keep.map(() => newId("msg"));
+  const tokens = seedTokens(keep);
+  const rejected = dec.outcome === "rejected" ? dec.reason : null;
+  trace.write("context_seed", taskEvt, {
+    task_id: task.id,
+    hook_name: proposal.hook,
+    tokens,
+    proposed_tokens: proposed,
+    budget_tokens: budget,
+    outcome,
+    ...(rejected ? { reason: rejected } : {}),
+    message_ids: ids,
+  });
+  if (rejected) {
+    trace.write("hook_dispatch_error", d.sessionEventId(), {
+      hook_name: proposal.hook,
+      event: "on-task-start",
+      arm: "seed-rejected",
+    });
+  }
+  bootstrapLog(
+    d.workdir,
+    `context_seed task=${task.id} hook=${proposal.hook} outcome=${outcome}${
+      rejected ? ` reason=${rejected}` : ""
+    } tokens=${tokens} proposed=${proposed} budget=${budget} messages=${keep.length}/${proposal.messages.length}`,
+  );
+  return keep.map(plainMessage);
 }

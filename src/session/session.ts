@@ -4,8 +4,7 @@
  * submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
 import { isTerminal } from "../a2a/types.ts";
-import type { ConversationMessage, Driver } from "../drivers/types.ts";
-import type { HarnessDriver } from "../drivers/process/types.ts";
+import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Hooks } from "./hooks_api.ts";
@@ -32,7 +31,7 @@ export interface SessionOptions {
   manifest: Manifest;
   workdir: Workdir;
   /** A per-turn driver, or a harness (`transport: process`). */
-  driver: Driver | HarnessDriver;
+  driver: AnyDriver;
   tools: ToolDispatcher;
   /** Tools the session implements itself (request-input). */
   sessionTools?: Map<string, Tool>;

@@ -9,7 +9,13 @@ import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
 import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
 import { resolveOnPath } from "./shell.ts";
-import type { ImageResult, Tool, ToolContext, ToolResult } from "./types.ts";
+import {
+  type ImageResult,
+  notReached,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+} from "./types.ts";
 
 const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
 const ImageBlock = z.object({
@@ -110,9 +116,9 @@ export class CommandTool implements Tool {
     const env = this.#o.env ?? commandEnv();
     const resolved = resolveOnPath(program, env.PATH ?? "");
     if (!resolved) {
-      return notRun(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);
+      return notReached(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);
     }
-    if (ctx.signal.aborted) return notRun(`tool '${this.name}' canceled before it started`);
+    if (ctx.signal.aborted) return notReached(`tool '${this.name}' canceled before it started`);
     let s: Spawned;
     try {
       s = spawnCaptured(resolved, {
@@ -128,13 +134,13 @@ export class CommandTool implements Tool {
         : e instanceof Deno.errors.PermissionDenied
         ? "the program is not executable"
         : (e as Error).message;
-      return notRun(`tool '${this.name}' cannot run ${resolved}: ${why}`);
+      return notReached(`tool '${this.name}' cannot run ${resolved}: ${why}`);
     }
     const aborted = await exitOrAbort(s.status, ctx.signal);
     if (aborted) {
       await terminate(s, this.#o.killGraceMs ?? KILL_GRACE_MS);
       await s.finished;
-      return notRun(`tool '${this.name}' was stopped because the task was canceled`);
+      return notReached(`tool '${this.name}' was stopped because the task was canceled`);
     }
     const exitCode = exitCodeOf(await s.finished);
     const out = parseToolOutput(decode(s.stdout.data()));
@@ -169,19 +175,6 @@ export class CommandTool implements Tool {
       images: out.images,
     };
   }
-}
-
-/** A call that never produced a result of the tool: unfenced, an error, no exit code. */
-function notRun(content: string): ToolResult {
-  return {
-    content,
-    fenceSource: null,
-    isError: true,
-    exitCode: null,
-    truncated: false,
-    durationMs: 0,
-    images: [],
-  };
 }
 
 function exitOrAbort(status: Promise<unknown>, signal: AbortSignal): Promise<boolean> {

@@ -17,7 +17,14 @@ import {
   terminate,
 } from "./process.ts";
 import { ShellWordsError, splitShellWords } from "./shell_words.ts";
-import type { DetachedOutcome, ShellRun, Tool, ToolContext, ToolResult } from "./types.ts";
+import {
+  type DetachedOutcome,
+  notReached,
+  type ShellRun,
+  type Tool,
+  type ToolContext,
+  type ToolResult,
+} from "./types.ts";
 
 /** Binaries that take a whole script line as `<bin> -c <line>`. */
 export const INTERPRETERS: ReadonlySet<string> = new Set([
@@ -144,14 +151,14 @@ export class ShellTool implements Tool {
     const started = this.#now();
     const command = input.command;
     if (typeof command !== "string") {
-      return failure(`${this.name}: \`command\` must be a string, got ${typeName(command)}`);
+      return notReached(`${this.name}: \`command\` must be a string, got ${typeName(command)}`);
     }
     let args: string[];
     try {
       args = this.interpreter ? ["-c", command] : splitShellWords(command);
     } catch (e) {
       if (!(e instanceof ShellWordsError)) throw e;
-      return failure(
+      return notReached(
         `${this.name}: cannot split the arguments: ${e.message} (this tool runs no shell; ` +
           `quote with matching ' or ")`,
       );
@@ -161,12 +168,12 @@ export class ShellTool implements Tool {
       : `$ ${[this.name, command.trim()].filter(Boolean).join(" ")}`;
     const binary = resolveOnPath(this.name, this.#o.env?.PATH ?? Deno.env.get("PATH") ?? "");
     if (!binary) {
-      return failure(
+      return notReached(
         `${this.name}: cannot run: '${this.name}' was not found on PATH; it is in ` +
           `capabilities.shell.allow but not installed on this machine`,
       );
     }
-    if (ctx.signal.aborted) return failure(`${shown}\ncanceled before it started`);
+    if (ctx.signal.aborted) return notReached(`${shown}\ncanceled before it started`);
     const home = `${ctx.workdir}/${CAPSULE_HOME}`;
     let spawned: Spawned;
     try {
@@ -178,7 +185,7 @@ export class ShellTool implements Tool {
         clearEnv: true,
       });
     } catch (e) {
-      return failure(`${this.name}: cannot run ${binary}: ${(e as Error).message}`);
+      return notReached(`${this.name}: cannot run ${binary}: ${(e as Error).message}`);
     }
     const run = { binary, command };
 
@@ -188,7 +195,7 @@ export class ShellTool implements Tool {
       await terminate(spawned, this.#o.killGraceMs ?? KILL_GRACE_MS);
       await spawned.finished;
       return {
-        ...failure(`${shown}\ncanceled: the command was stopped because the task was canceled`),
+        ...notReached(`${shown}\ncanceled: the command was stopped because the task was canceled`),
         shell: { ...run, exitCode: null, ...sizes(spawned) },
       };
     }
@@ -340,19 +347,6 @@ function whole(c: StreamCapture): string {
 
 function sizes(s: Spawned): Pick<ShellRun, "stdoutBytes" | "stderrBytes"> {
   return { stdoutBytes: s.stdout.bytes, stderrBytes: s.stderr.bytes };
-}
-
-/** A result for a call that never ran to completion: unfenced, an error, no exit code. */
-function failure(content: string): ToolResult {
-  return {
-    content,
-    fenceSource: null,
-    isError: true,
-    exitCode: null,
-    truncated: false,
-    durationMs: 0,
-    images: [],
-  };
 }
 
 function typeName(v: unknown): string {

@@ -11,7 +11,13 @@ import { DetachedShells } from "./detached.ts";
 import { fence } from "./fence.ts";
 import { ReadOnlyGuard } from "./read_only.ts";
 import { type BackgroundResult, ShellTool } from "./shell.ts";
-import type { Tool, ToolContext, ToolRefusal, ToolResult } from "./types.ts";
+import {
+  notReached,
+  type Tool,
+  type ToolContext,
+  type ToolRefusal,
+  type ToolResult,
+} from "./types.ts";
 
 export interface ToolBoxOptions {
   capabilities: CapabilitiesConfig;
@@ -175,17 +181,4 @@ export function missingFields(
 ): string[] {
   const required = Array.isArray(schema.required) ? schema.required : [];
   return required.filter((k): k is string => typeof k === "string" && input[k] === undefined);
-}
-
-/** A call that never reached a tool: unfenced, an error, no exit code. */
-function notReached(content: string, durationMs: number): ToolResult {
-  return {
-    content,
-    fenceSource: null,
-    isError: true,
-    exitCode: null,
-    truncated: false,
-    durationMs,
-    images: [],
-  };
 }

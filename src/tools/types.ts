@@ -67,6 +67,22 @@ export type ToolRefusal =
   }
   | { kind: "hook"; hook?: string; reason?: string };
 
+/**
+ * A result for a call that never reached its tool or never ran to completion: a runtime message,
+ * unfenced (reference §7.3: dispatch failures unfenced), an error, no exit code.
+ */
+export function notReached(content: string, durationMs = 0): ToolResult {
+  return {
+    content,
+    fenceSource: null,
+    isError: true,
+    exitCode: null,
+    truncated: false,
+    durationMs,
+    images: [],
+  };
+}
+
 export interface ToolContext {
   /** The session's working directory (the tool's cwd). */
   workdir: string;

@@ -12,20 +12,24 @@ import type {
   AttemptRequest,
   HarnessDriver,
   HarnessPart,
-} from "../../src/drivers/process/types.ts";
+} from "../../src/drivers/harness.ts";
+import type { ToolCall } from "../../src/drivers/types.ts";
 import type { ArtifactFrame } from "../../src/events/frames.ts";
 import { EventLog } from "../../src/events/log.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
 import { processManifest } from "../helpers/process_manifest.ts";
-import {
-  KILLED_ON_CANCEL,
-  type LoopDispatch,
-  runHarnessAttempt,
-} from "../../src/session/harness_attempt.ts";
+import { HarnessAttempt, KILLED_ON_CANCEL } from "../../src/session/harness_attempt.ts";
 import { NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Registry } from "../../src/session/registry.ts";
+import { type LoopDeps, TaskCounters, type TaskRun } from "../../src/session/task_run.ts";
 import { TraceWriter } from "../../src/session/trace.ts";
 import type { ToolResult } from "../../src/tools/types.ts";
+
+/** The tool pipeline as the harness's bridge calls it: a call of a 1-based turn. */
+type LoopDispatch = (
+  call: ToolCall,
+  turn: number,
+) => Promise<{ result: ToolResult; inputTimedOut: boolean }>;
 
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 
@@ -82,28 +86,55 @@ async function rig(
     forgetSession: opts.forget,
   });
   registry.status(task, "TASK_STATE_WORKING");
-  const counters = { turns: 0, inputTokens: 0, outputTokens: 0 };
+  const counters = new TaskCounters();
   const hookFrames: ArtifactFrame[] = [];
-  const run = () =>
-    runHarnessAttempt({
-      manifest: manifest(),
-      registry,
-      trace,
-      hooks: {
-        ...NO_HOOKS,
-        inference: (ev) => Promise.resolve(opts.inference?.(ev) ?? []),
-      },
-      driver,
-      tools: [],
-      dispatch: opts.dispatch ?? (() => Promise.reject(new Error("no tools"))),
-    }, {
-      task,
-      prompt: "do it",
-      reopenCount: opts.reopenCount ?? 0,
-      counters,
-      taskEvt: "evt_task",
-      hookFrames,
-    });
+  const deps: LoopDeps = {
+    manifest: manifest(),
+    registry,
+    trace,
+    sessionEventId: () => "evt_session",
+    tools: { specs: () => [], dispatch: () => Promise.reject(new Error("no tools")) },
+    hooks: {
+      ...NO_HOOKS,
+      inference: (ev) => Promise.resolve(opts.inference?.(ev) ?? []),
+    },
+    workdir: {
+      root: dir,
+      session: dir,
+      trace: `${dir}/trace.jsonl`,
+      resultFile: `${dir}/out/result.txt`,
+      logs: `${dir}/logs`,
+      bootstrapLog: `${dir}/logs/bootstrap.log`,
+    },
+    histories: new Map(),
+    warn: () => {},
+    clock: Date.now,
+  };
+  const dispatch = opts.dispatch ?? (() => Promise.reject(new Error("no tools")));
+  const pipeline = {
+    run: async (_run: TaskRun, call: ToolCall, turn: number) => {
+      const out = await dispatch(call, turn);
+      return {
+        message: {
+          toolCallId: call.id,
+          toolName: call.name,
+          content: out.result.content,
+          isError: out.result.isError,
+        },
+        ...out,
+      };
+    },
+  };
+  const attempt = new HarnessAttempt(deps, driver, pipeline, []);
+  const taskRun: TaskRun = {
+    task,
+    messages: [{ role: "user", content: "do it" }],
+    counters,
+    taskEvt: "evt_task",
+    reopenCount: opts.reopenCount ?? 0,
+    hookFrames,
+  };
+  const run = () => attempt.run(taskRun);
   return {
     task,
     counters,
@@ -175,7 +206,12 @@ Deno.test("harness attempt: parts become statuses, frames, trace lines, counters
   assert.deepEqual(end, { kind: "completed", reply: "Done.", replyStreamed: false });
   // Only the last (end_turn) turn's hook artifacts are forwarded; the loop writes them.
   assert.deepEqual(r.hookFrames.map((f) => f.toolName), ["hook-1"]);
-  assert.deepEqual(r.counters, { turns: 2, inputTokens: 30, outputTokens: 7 });
+  const { turns, inputTokens, outputTokens } = r.counters;
+  assert.deepEqual({ turns, inputTokens, outputTokens }, {
+    turns: 2,
+    inputTokens: 30,
+    outputTokens: 7,
+  });
   const statuses = r.events().filter((e) => !e.statusUpdate?.metadata).map((e) =>
     e.statusUpdate.status.message?.parts[0].text
   );
