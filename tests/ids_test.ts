@@ -4,7 +4,7 @@
  * in creation order (what `@1` and trace readers rely on).
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { ID_PATTERN, newId, uuidv7Hex } from "../src/ids.ts";
+import { ID_PATTERN, IdSource, newId, uuidv7Hex } from "../src/ids.ts";
 
 const PREFIXES = ["ses", "tsk", "ctx", "msg"] as const;
 
@@ -60,4 +60,23 @@ Deno.test("ids: 10 000 ids in one clock millisecond stay ascending across counte
   for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `id ${i}`);
   const msSeen = new Set(ids.map((h) => parseInt(h.slice(0, 12), 16)));
   assert.ok(msSeen.has(t) && msSeen.has(t + 1) && msSeen.has(t + 2), [...msSeen].join(","));
+});
+
+Deno.test("ids: an IdSource runs on the clock it is given, ascending, apart from other sources", () => {
+  let now = 1_700_000_000_000;
+  const src = new IdSource(() => now);
+  const a = src.next("tsk");
+  now -= 10; // a clock that steps back
+  const b = src.next("evt");
+  now += 1_000;
+  const c = src.next("msg");
+  assertEquals([a, b, c].map((id) => parseInt(id.slice(4, 16), 16)), [
+    1_700_000_000_000,
+    1_700_000_000_000,
+    1_699_999_999_990 + 1_000,
+  ]);
+  assert.ok(b.slice(4) > a.slice(4) && c.slice(4) > b.slice(4));
+  // Another source on the real clock is not held back by this one's floor.
+  const real = new IdSource().next("ses");
+  assert.ok(Math.abs(parseInt(real.slice(4, 16), 16) - Date.now()) < 60_000);
 });

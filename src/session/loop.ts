@@ -11,6 +11,7 @@
  */
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
+import { IdSource } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { type Continuation, keepWorking } from "./continuation.ts";
 import { saveConversation } from "./conversation_record.ts";
@@ -44,10 +45,11 @@ export interface TaskOutcome {
   durationMs: number;
 }
 
-export interface TaskLoopOptions extends Omit<LoopDeps, "clock"> {
+export interface TaskLoopOptions extends Omit<LoopDeps, "clock" | "ids"> {
   /** A per-turn driver, or a harness that runs whole attempts (`transport: process`). */
   driver: AnyDriver;
   clock?: () => number;
+  ids?: IdSource;
 }
 
 const enc = new TextEncoder();
@@ -57,7 +59,8 @@ export class TaskLoop {
   readonly #attempt: Attempt;
 
   constructor(o: TaskLoopOptions) {
-    const d: LoopDeps = { ...o, clock: o.clock ?? Date.now };
+    const clock = o.clock ?? Date.now;
+    const d: LoopDeps = { ...o, clock, ids: o.ids ?? new IdSource(clock) };
     this.#d = d;
     const pipeline = new ToolPipeline(d);
     // What may continue an attempt once the model stops, in order (continuation.ts).

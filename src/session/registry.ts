@@ -9,7 +9,7 @@ import { isTerminal, timestamp } from "../a2a/types.ts";
 import { frameInput, responseInput, statusInput } from "../events/emit.ts";
 import type { TaskFrame } from "../events/frames.ts";
 import type { EventLog } from "../events/log.ts";
-import { newId } from "../ids.ts";
+import { IdSource } from "../ids.ts";
 import type { Lane, Origin, TaskRecord, TaskSource } from "./task_record.ts";
 import { agentMessage, artifactOf, laneOf } from "./task_record.ts";
 
@@ -30,7 +30,15 @@ export class Registry {
   /** Tasks recorded terminal whose final status event is still to be written. */
   readonly #finalHeld = new Set<string>();
 
-  constructor(private readonly log: EventLog, private readonly clock: () => number = Date.now) {}
+  readonly #ids: IdSource;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly clock: () => number = Date.now,
+    ids?: IdSource,
+  ) {
+    this.#ids = ids ?? new IdSource(clock);
+  }
 
   get(id: string): TaskRecord | undefined {
     return this.#tasks.get(id);
@@ -45,10 +53,10 @@ export class Registry {
     const now = this.clock();
     let markDone!: () => void;
     const done = new Promise<void>((r) => (markDone = r));
-    const id = newId("tsk");
+    const id = this.#ids.next("tsk");
     const task: TaskRecord = {
       id,
-      contextId: init.contextId ?? newId("ctx"),
+      contextId: init.contextId ?? this.#ids.next("ctx"),
       origin: init.origin,
       lane: laneOf(init.origin),
       source: init.source,
@@ -99,7 +107,9 @@ export class Registry {
     task.state = state;
     task.status = {
       state,
-      ...(message !== undefined ? { message: agentMessage(newId("msg"), task, message) } : {}),
+      ...(message !== undefined
+        ? { message: agentMessage(this.#ids.next("msg"), task, message) }
+        : {}),
       timestamp: timestamp(now),
     };
     task.changedAt = now;

@@ -5,7 +5,6 @@
  * fails the task. `seedContext` is the step at a task's start; the rest is the decision table.
  */
 import type { ConversationMessage } from "../drivers/types.ts";
-import { newId } from "../ids.ts";
 import type { HookMessage } from "./hooks_api.ts";
 import { conversationTokens, plainMessage, textTokens } from "./compaction.ts";
 import type { LoopDeps } from "./task_run.ts";
@@ -165,7 +164,7 @@ export async function seedContext(
     outcome = dec.outcome;
     keep = dec.keep;
   }
-  const ids = keep.map(() => newId("msg"));
+  const ids = keep.map(() => d.ids.next("msg"));
   const tokens = seedTokens(keep);
   const rejected = dec.outcome === "rejected" ? dec.reason : null;
   trace.write("context_seed", taskEvt, {

@@ -16,6 +16,7 @@ import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
 import { SpendMeter } from "./spend.ts";
 import { MurError } from "../errors.ts";
+import { IdSource } from "../ids.ts";
 import type { Tool } from "../tools/types.ts";
 
 /** `mur run`'s status line and exit code (contract §7). */
@@ -106,12 +107,15 @@ export class Session {
     this.manifest = opts.manifest;
     this.workdir = opts.workdir;
     this.#clock = opts.clock ?? Date.now;
-    this.registry = new Registry(this.log, this.#clock);
+    // One id source on the session's clock: task, message and trace ids ascend together.
+    const ids = new IdSource(this.#clock);
+    this.registry = new Registry(this.log, this.#clock, ids);
     this.trace = new TraceWriter(
       opts.workdir.trace,
       opts.id,
       (e) => this.#traceFailed(e),
       this.#clock,
+      ids,
     );
     this.spend = new SpendMeter(opts.manifest.inference.maxSessionTokens);
     this.#detached = new DetachedDelivery({
@@ -144,6 +148,7 @@ export class Session {
       histories: this.#histories,
       warn: opts.warn,
       clock: this.#clock,
+      ids,
       spend: this.spend,
       onDetached: (task, shell) => this.#detached.started(task, shell),
       resumedContext: opts.resume?.contextId,

@@ -6,6 +6,7 @@
  */
 import type { ConversationMessage, ToolCall, ToolSpec } from "../drivers/types.ts";
 import type { ArtifactFrame } from "../events/frames.ts";
+import type { IdSource } from "../ids.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { DetachedOutcome, Tool, ToolContext, ToolResult } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
@@ -49,6 +50,8 @@ export interface LoopDeps {
   /** A diagnostic line for stderr. */
   warn(line: string): void;
   clock: () => number;
+  /** Where the session's ids come from (on its clock). */
+  ids: IdSource;
   /** `inference.max_session_tokens`, shared by every task of the session. */
   spend?: SpendMeter;
   /** A shell command of this task moved to the background (the session delivers its end). */

@@ -4,7 +4,7 @@
  * so what a SIGKILL interrupts is only the line being written, and the order is the call order.
  */
 import { MurError } from "../errors.ts";
-import { newId } from "../ids.ts";
+import { IdSource } from "../ids.ts";
 
 export type TraceFields = Record<string, unknown>;
 
@@ -18,6 +18,7 @@ export class TraceWriter {
     readonly sessionId: string,
     private readonly onFailure: (e: MurError) => void = () => {},
     private readonly clock: () => number = Date.now,
+    private readonly ids: IdSource = new IdSource(clock),
   ) {
     this.#file = Deno.openSync(path, { create: true, append: true, mode: 0o644 });
   }
@@ -28,7 +29,7 @@ export class TraceWriter {
 
   /** Writes one line and returns its `event_id` (the parent of later lines). */
   write(eventType: string, parentId: string | null, fields: TraceFields = {}): string {
-    const eventId = newId("evt");
+    const eventId = this.ids.next("evt");
     if (!this.#file || this.#failed) return eventId;
     const line = JSON.stringify({
       event_type: eventType,

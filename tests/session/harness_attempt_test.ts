@@ -16,6 +16,7 @@ import type {
 import type { ToolCall } from "../../src/drivers/types.ts";
 import type { ArtifactFrame } from "../../src/events/frames.ts";
 import { EventLog } from "../../src/events/log.ts";
+import { IdSource } from "../../src/ids.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
 import { processManifest } from "../helpers/process_manifest.ts";
 import { HarnessAttempt, KILLED_ON_CANCEL } from "../../src/session/harness_attempt.ts";
@@ -109,6 +110,7 @@ async function rig(
     histories: new Map(),
     warn: () => {},
     clock: Date.now,
+    ids: new IdSource(),
   };
   const dispatch = opts.dispatch ?? (() => Promise.reject(new Error("no tools")));
   const pipeline = {
