@@ -178,6 +178,8 @@ export class CommandTool implements Tool {
 }
 
 function exitOrAbort(status: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  // A cancel that came while the program was being spawned has already fired its event.
+  if (signal.aborted) return Promise.resolve(true);
   return new Promise((resolve) => {
     const onAbort = () => resolve(true);
     signal.addEventListener("abort", onAbort, { once: true });

@@ -365,6 +365,9 @@ function firstOf(
   graceMs: number,
   signal: AbortSignal,
 ): Promise<"exited" | "grace" | "aborted"> {
+  // A cancel that came while the command was being spawned (the await on mkdir) has already fired
+  // its event: without this check the command would run on to its grace period.
+  if (signal.aborted) return Promise.resolve("aborted");
   return new Promise((resolve) => {
     const timer = setTimeout(() => finish("grace"), graceMs);
     const onAbort = () => finish("aborted");

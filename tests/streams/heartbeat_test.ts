@@ -6,7 +6,7 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
 
-Deno.test("heartbeats arrive at the configured cadence during a 3-second shell command, in their exact wire form", async () => {
+Deno.test("heartbeats keep coming while a 3-second shell command blocks the turn, in their exact wire form", async () => {
   const cap = await startCapsule({
     manifest: {
       name: "hb",
@@ -30,34 +30,35 @@ Deno.test("heartbeats arrive at the configured cadence during a 3-second shell c
       headers: { "content-type": "application/json", "a2a-version": "1.0" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "murmur.WatchSession", params: {} }),
     });
-    const opened = Date.now();
     await cap.rpc("SendMessage", {
       ...userMessage("sleep"),
       configuration: { returnImmediately: true },
     });
     const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
-    const beats: number[] = [];
     const deadline = Date.now() + 8000;
     while (Date.now() < deadline && !text.includes("TASK_STATE_COMPLETED")) {
       const { value, done } = await reader.read();
       if (done) break;
-      const before = (text.match(/:heartbeat\n\n/g) ?? []).length;
       text += value;
-      const after = (text.match(/:heartbeat\n\n/g) ?? []).length;
-      for (let i = before; i < after; i++) beats.push(Date.now() - opened);
     }
     await reader.cancel();
-    // ~3 s of shell at 250 ms: at least 8 beats, none numbered, each alone between blank lines.
-    assert(beats.length >= 8, `only ${beats.length} heartbeats: ${beats}`);
+    // None numbered, each alone between blank lines.
     assert(!/id: \d+\n:heartbeat/.test(text));
-    for (const block of text.split("\n\n")) {
+    const blocks = text.split("\n\n");
+    for (const block of blocks) {
       if (block.includes(":heartbeat")) assertEquals(block, ":heartbeat");
     }
-    // cadence from open, not reset by events: the n-th beat near n × 250 ms
-    for (let i = 0; i < beats.length; i++) {
-      assert(beats[i] >= (i + 1) * 250 - 60, `beat ${i + 1} at ${beats[i]} ms`);
+    // Written while the shell command blocks the turn: a run of heartbeats with no event between
+    // them (3 s of shell at 250 ms holds about twelve; four is a second of it). The cadence itself
+    // (every interval from each connection's own open, not reset by events) is proven on a fake
+    // clock in tests/events/heartbeat_wheel_test.ts, not against this machine's timers.
+    let run = 0, longest = 0;
+    for (const block of blocks) {
+      if (block === ":heartbeat") longest = Math.max(longest, ++run);
+      else if (block.trim() !== "") run = 0;
     }
+    assert(longest >= 4, `the longest run of heartbeats is ${longest}: ${text.slice(-2000)}`);
     // Never replayed: a reconnect from 0 holds no heartbeat before its first live bytes.
     const again = await fetch(cap.base + "/", {
       method: "POST",

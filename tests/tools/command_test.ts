@@ -173,6 +173,23 @@ Deno.test("command tool: cancel stops the program promptly", async () => {
   }
 });
 
+Deno.test("command tool: a cancel while the program is being started stops it", async () => {
+  const wd = await tempWorkdir();
+  const ac = new AbortController();
+  try {
+    const call = new CommandTool(config("slow", ["sleep", "600"])).call(
+      { city: "x" },
+      ctxFor(wd, ac.signal),
+    );
+    ac.abort();
+    const r = await within(call, 60_000, "a command tool canceled while it started");
+    assert.equal(r.isError, true);
+    assert.match(r.content, /canceled/);
+  } finally {
+    await Deno.remove(wd, { recursive: true });
+  }
+});
+
 Deno.test("parseToolOutput: only one whole CallToolResult object counts", () => {
   assert.equal(
     parseToolOutput('{"content":[{"type":"text","text":"a"}]} trailing').text,

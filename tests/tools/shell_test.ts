@@ -276,6 +276,22 @@ Deno.test("shell: cancel stops a foreground command and its children, promptly",
   }
 });
 
+Deno.test("shell: a cancel while the command is being started stops it (fault_test's race)", async () => {
+  const wd = await tempWorkdir();
+  const ac = new AbortController();
+  try {
+    // call() runs up to its first await (the capsule home's mkdir) and returns; the cancel lands
+    // there, after the "canceled before it started" check and before the command is watched.
+    const call = tool("bash", 600).call({ command: "sleep 600" }, ctxFor(wd, ac.signal));
+    ac.abort();
+    const r = await within(call, 60_000, "a call canceled while it started");
+    assert.equal(r.isError, true);
+    assert.match(r.content, /canceled/);
+  } finally {
+    await Deno.remove(wd, { recursive: true });
+  }
+});
+
 Deno.test("shell: input without a string command is an error result", async () => {
   const wd = await tempWorkdir();
   try {
