@@ -1,5 +1,6 @@
 /** Running the real CLI (`deno run -A main.ts …`) as a subprocess, with bounded waits. */
 import { type RunningRecord, writeRunningRecord } from "../../src/session/running.ts";
+import { killTree } from "../helpers/kill_tree.ts";
 
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
@@ -22,11 +23,7 @@ export async function runMur(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  const timer = setTimeout(() => {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-  }, timeoutMs);
+  const timer = setTimeout(() => killTree(child.pid), timeoutMs);
   try {
     const out = await child.output();
     return {
@@ -143,9 +140,7 @@ export function spawnMur(args: string[], env: Record<string, string> = {}): Live
     err,
     nextLine: (timeoutMs) => out.next(timeoutMs),
     kill() {
-      try {
-        child.kill("SIGKILL");
-      } catch { /* already gone */ }
+      killTree(child.pid);
     },
   };
 }

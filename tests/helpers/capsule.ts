@@ -3,6 +3,7 @@
  * `--json` readiness line, talk to its door over raw HTTP, and kill it by pid at the end.
  */
 import { stringify } from "yaml";
+import { killTree } from "./kill_tree.ts";
 
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 export const STREAM_URI =
@@ -108,11 +109,7 @@ export async function startCapsule(o: CapsuleOptions): Promise<Capsule> {
   const stdoutReader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
   const stderrText = new Response(proc.stderr).text();
   const buf = { s: "" };
-  const timeout = setTimeout(() => {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 20_000);
+  const timeout = setTimeout(() => killTree(proc.pid), 20_000);
   const first = await readLine(stdoutReader, buf);
   clearTimeout(timeout);
   if (first === null) {
@@ -160,6 +157,8 @@ export async function startCapsule(o: CapsuleOptions): Promise<Capsule> {
       return await res.json();
     },
     kill(signal = "SIGKILL") {
+      // A SIGKILL takes the tools' own process groups too (tests/helpers/kill_tree.ts).
+      if (signal === "SIGKILL") return killTree(proc.pid);
       try {
         proc.kill(signal);
       } catch { /* already gone */ }

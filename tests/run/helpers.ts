@@ -4,6 +4,7 @@
  * arrives, every wait bounded, the process killed by pid in `close()`.
  */
 import { MAIN, writeCapsule } from "../helpers/capsule.ts";
+import { killTree } from "../helpers/kill_tree.ts";
 
 export { MAIN };
 
@@ -123,6 +124,8 @@ export async function spawnRun(o: RunOptions): Promise<Run> {
       return ended;
     },
     signal(sig) {
+      // A SIGKILL takes the tools' own process groups too (tests/helpers/kill_tree.ts).
+      if (sig === "SIGKILL") return killTree(child.pid);
       try {
         Deno.kill(child.pid, sig);
       } catch {

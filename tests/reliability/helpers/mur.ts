@@ -4,6 +4,7 @@
  * warnings), and the process can be started under a wrapper or with extra arguments.
  */
 import { MAIN, type Ready, writeCapsule } from "../../helpers/capsule.ts";
+import { killTree } from "../../helpers/kill_tree.ts";
 
 export interface MurOptions {
   manifest: Record<string, unknown>;
@@ -107,6 +108,8 @@ export async function startMur(o: MurOptions): Promise<Mur> {
   const first = await readyLine;
   clearTimeout(killer);
   function kill(signal: Deno.Signal = "SIGKILL") {
+    // A SIGKILL takes the tools' own process groups too (tests/helpers/kill_tree.ts).
+    if (signal === "SIGKILL") return killTree(proc.pid);
     try {
       proc.kill(signal);
     } catch { /* gone */ }
