@@ -64,15 +64,16 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
       }
     }
   }
-  const taskId = msg.taskId ?? msg.task_id;
+  // ProtoJSON: `null` for a field is its default, i.e. absent; either spelling of a name counts.
+  const taskId = msg.taskId ?? msg.task_id ?? undefined;
   if (taskId !== undefined && typeof taskId !== "string") {
     return bad("message.taskId must be a string");
   }
-  const contextId = msg.contextId ?? msg.context_id;
+  const contextId = msg.contextId ?? msg.context_id ?? undefined;
   if (contextId !== undefined && typeof contextId !== "string") {
     return bad("message.contextId must be a string");
   }
-  const refs = msg.referenceTaskIds ?? msg.reference_task_ids;
+  const refs = msg.referenceTaskIds ?? msg.reference_task_ids ?? undefined;
   let referenceTaskIds: string[] = [];
   if (refs !== undefined) {
     if (!Array.isArray(refs)) return bad("message.referenceTaskIds must be an array");

@@ -304,3 +304,19 @@ Deno.test("bodies over 8 MiB: 413 with a JSON body, declared or chunked; exactly
     await unchanged();
   });
 });
+
+Deno.test("ProtoJSON null is absent: a message with null (or snake_case null) ids and refs is a new task; a number is -32602", async () => {
+  await withQueue(async (cap) => {
+    for (const key of ["taskId", "task_id", "contextId", "context_id", "referenceTaskIds"]) {
+      const a = await call(cap.base, "SendMessage", message(`null ${key}`, { [key]: null }));
+      assert.equal(a.json.result?.task?.status?.state, "TASK_STATE_COMPLETED", `${key}: ${a.text}`);
+    }
+    const before = JSON.stringify(await list(cap.base, {}));
+    for (const key of ["task_id", "context_id"]) {
+      const a = await call(cap.base, "SendMessage", message("typed", { [key]: 7 }));
+      assert.equal(a.json.error?.code, -32602, a.text);
+      assert.match(a.json.error.message, /must be a string/);
+    }
+    assert.equal(JSON.stringify(await list(cap.base, {})), before, "the refusals changed nothing");
+  });
+});
