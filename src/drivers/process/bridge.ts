@@ -45,6 +45,11 @@ export interface BridgeOptions {
   onActivity?(): void;
   /** A tools/call began (+1) or ended (-1). */
   onInFlight?(delta: 1 | -1): void;
+  /**
+   * Resolves when a call of this tool may run: after the harness's stdout announced it
+   * (call_order.ts), so a call's frames never trail what the call itself caused.
+   */
+  ready?(name: string): Promise<void>;
   /** Clock for durations (tests). */
   now?: () => number;
   /** The token; random when absent. */
@@ -218,8 +223,12 @@ export class ToolBridge {
     }
     this.#inFlight++;
     this.#opts.onInFlight?.(1);
-    const started = now();
+    let started = now();
     try {
+      if (this.#opts.ready) {
+        await this.#opts.ready(params.name);
+        started = now();
+      }
       const result = await this.#opts.dispatch(
         { id: callId, name: params.name, input: args },
         this.#abort.signal,

@@ -5,6 +5,7 @@
  * `HarnessPart`s, until exactly one `result` (outcome.ts) on every path out.
  */
 import { BRIDGE_SERVER_NAME, ToolBridge } from "./bridge.ts";
+import { CallOrder } from "./call_order.ts";
 import { HarnessProcess } from "./harness_process.ts";
 import { materialize, planSession, startFields, storedSessionKey, systemPrompt } from "./launch.ts";
 import { harnessEnv, probeVersion, resolveBinary, type VersionProbe } from "./launch_env.ts";
@@ -20,6 +21,9 @@ import type {
   HarnessPart,
   LaunchPlan,
 } from "./types.ts";
+
+/** How long a bridge call waits for the harness to announce it on stdout (call_order.ts). */
+const CALL_ORDER_GRACE_MS = 2_000;
 
 export interface AttemptContext {
   dialect: HarnessDialect;
@@ -95,6 +99,7 @@ export async function* runAttempt(
   };
 
   const supervisor = new Supervisor(ctx.limits, signal);
+  const callOrder = new CallOrder(CALL_ORDER_GRACE_MS);
   let bridge: ToolBridge | null = null;
   let filesDir: string | null = null;
   let proc: HarnessProcess | null = null;
@@ -104,6 +109,7 @@ export async function* runAttempt(
       bridge = ToolBridge.start({
         tools: req.tools,
         dispatch: req.dispatch,
+        ready: (name) => callOrder.ready(name),
         now: ctx.now,
         onActivity: () => supervisor.activity(),
         onInFlight: (d) => supervisor.inFlight(d),
@@ -191,6 +197,7 @@ export async function* runAttempt(
       tracker,
       { method: desc.interrupt, plan },
       remember,
+      (id, name) => callOrder.announce(id, name),
     );
 
     const outcome = classifyOutcome(ctx.dialect, {
@@ -230,6 +237,7 @@ export async function* runAttempt(
       proc.reapGroup();
       await proc.dispose();
     }
+    callOrder.close();
     if (bridge) await bridge.close();
     if (filesDir) await Deno.remove(filesDir, { recursive: true }).catch(() => {});
   }

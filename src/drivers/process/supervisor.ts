@@ -99,6 +99,8 @@ export class Supervisor {
     tracker: TurnTracker,
     interrupt: { method: InterruptMethod; plan: LaunchPlan },
     remember: (id: string) => Promise<void>,
+    /** A tool call's start went out as parts (the bridge may now run it: call_order.ts). */
+    announced: (id: string, name: string) => void = () => {},
   ): AsyncGenerator<HarnessPart, Supervised> {
     const { limits } = this;
     const queue = this.#queue;
@@ -128,6 +130,8 @@ export class Supervisor {
         for (const ev of parser.parse(item.line)) {
           const wasTerminal = tracker.terminal !== null;
           yield* tracker.handle(ev);
+          // The consumer has taken every part of `ev` by now: a generator resumes on next().
+          if (ev.kind === "tool-call-started" || ev.kind === "tool-call") announced(ev.id, ev.name);
           const id = tracker.takeRemember();
           if (id) await remember(id);
           if (tracker.stopped) {

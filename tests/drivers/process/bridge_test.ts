@@ -10,6 +10,7 @@ import { ToolBridge } from "../../../src/drivers/process/bridge.ts";
 import type { ToolCall } from "../../../src/drivers/types.ts";
 import type { ToolResult } from "../../../src/tools/types.ts";
 import { fenced } from "./helpers.ts";
+import { until } from "../../helpers/until.ts";
 
 const TOOLS = [
   {
@@ -163,6 +164,36 @@ Deno.test("bridge: a request outside any session (server/discover) is method-not
     assert.equal(get.status, 405);
     await get.body?.cancel();
   } finally {
+    await bridge.close();
+  }
+});
+
+Deno.test("bridge: with a ready gate, a call is dispatched only once the harness announced it", async () => {
+  const { CallOrder } = await import("../../../src/drivers/process/call_order.ts");
+  const order = new CallOrder(600_000);
+  const seen: string[] = [];
+  const bridge = ToolBridge.start({
+    tools: TOOLS,
+    ready: (name) => order.ready(name),
+    dispatch: (c) => {
+      seen.push(c.name);
+      return Promise.resolve(fenced("echo", "ok"));
+    },
+  });
+  let client: Client | null = null;
+  try {
+    client = await connect(bridge, bridge.token);
+    const call = client.callTool({ name: "echo", arguments: { text: "hi" } });
+    // The call reached the bridge (it is recorded) but waits for the announcement.
+    await until("the call to reach the bridge", () => bridge.calls.length > 0 || undefined);
+    assert.deepEqual(seen, [], "not dispatched before the announcement");
+    order.announce("toolu_9", "echo");
+    const res = await call;
+    assert.equal(res.isError, false);
+    assert.deepEqual(seen, ["echo"]);
+  } finally {
+    order.close();
+    await client?.close();
     await bridge.close();
   }
 });
