@@ -8,6 +8,7 @@
  * The per-CLI side (dialects, the generic runner) lives in src/drivers/process/ and is none of
  * the loop's business.
  */
+import type { HarnessTrace } from "../trace_events.ts";
 import type { QuotaWindow } from "../events/frames.ts";
 import type { TaskRef, ToolCall, ToolSpec } from "./types.ts";
 import type { ToolResult } from "../tools/types.ts";
@@ -136,7 +137,7 @@ export type HarnessPart =
   | ({ type: "usage" } & UsageTotals)
   | { type: "quota"; windows: QuotaWindow[] }
   | { type: "suggested-prompt"; text: string }
-  | { type: "trace"; eventType: string; fields: Record<string, unknown> }
+  | ({ type: "trace" } & HarnessTrace)
   | {
     type: "result";
     outcome: AttemptOutcome;

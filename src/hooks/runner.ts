@@ -14,10 +14,19 @@ import type { HookBinding, HookConfig } from "../manifest/types.ts";
 import { BINDING_POLICY } from "../manifest/schema.ts";
 import type {
   CompactionAnswer,
+  CompactionEvent,
+  HookEvent,
   HookMessage,
   Hooks,
+  InferenceEvent,
+  SessionEndEvent,
+  SessionStartEvent,
   TaskEndDecision,
+  TaskEndEvent,
+  TaskStartEvent,
   ToolCallDecision,
+  ToolCallEvent,
+  ToolResultEvent,
 } from "../session/hooks_api.ts";
 import type { TraceWriter } from "../session/trace.ts";
 import { shellEnv } from "../tools/shell.ts";
@@ -94,7 +103,7 @@ export function unhonouredReason(h: HookConfig, arm: HookArm): string {
 }
 
 interface AsyncQueue {
-  items: Record<string, unknown>[];
+  items: HookEvent[];
   busy: boolean;
   idle: Promise<void>;
   markIdle: () => void;
@@ -121,12 +130,12 @@ export class CommandHooks implements Hooks {
     return this.#o.hooks.filter((h) => h.binding === binding);
   }
 
-  async sessionStart(ev: Record<string, unknown>): Promise<void> {
+  async sessionStart(ev: SessionStartEvent): Promise<void> {
     await this.#observe("on-session-start", ev);
   }
 
   async taskStart(
-    ev: Record<string, unknown>,
+    ev: TaskStartEvent,
   ): Promise<{ hook: string; messages: HookMessage[] } | undefined> {
     let seed: { hook: string; messages: HookMessage[] } | undefined;
     for (const h of this.#bound("on-task-start")) {
@@ -151,7 +160,7 @@ export class CommandHooks implements Hooks {
     return seed;
   }
 
-  async inference(ev: Record<string, unknown>): Promise<ArtifactFrame[]> {
+  async inference(ev: InferenceEvent): Promise<ArtifactFrame[]> {
     const frames: ArtifactFrame[] = [];
     for (const h of this.#bound("on-inference")) {
       if (h.executionMode === "async") {
@@ -184,7 +193,7 @@ export class CommandHooks implements Hooks {
    * Policy hooks (`deny`) before the call: only a clean `none` lets it run (fail closed).
    * Observers are called after the call returns (toolResult).
    */
-  async toolCall(ev: Record<string, unknown>, shell: boolean): Promise<ToolCallDecision> {
+  async toolCall(ev: ToolCallEvent, shell: boolean): Promise<ToolCallDecision> {
     const binding = shell ? "on-shell" : "on-tool-call";
     for (const h of this.#bound(binding)) {
       if (h.commitPolicy !== "deny") continue;
@@ -213,7 +222,7 @@ export class CommandHooks implements Hooks {
     return {};
   }
 
-  async toolResult(ev: Record<string, unknown>, shell: boolean): Promise<void> {
+  async toolResult(ev: ToolResultEvent, shell: boolean): Promise<void> {
     const binding = shell ? "on-shell" : "on-tool-call";
     for (const h of this.#bound(binding)) {
       if (h.commitPolicy === "deny") continue;
@@ -227,7 +236,7 @@ export class CommandHooks implements Hooks {
     }
   }
 
-  async compaction(ev: Record<string, unknown>): Promise<CompactionAnswer> {
+  async compaction(ev: CompactionEvent): Promise<CompactionAnswer> {
     let answer: CompactionAnswer = { declined: "no_hook_replacement" };
     for (const h of this.#bound("on-compaction")) {
       if (h.executionMode === "async") {
@@ -255,7 +264,7 @@ export class CommandHooks implements Hooks {
     return answer;
   }
 
-  async taskEnd(ev: Record<string, unknown>): Promise<TaskEndDecision> {
+  async taskEnd(ev: TaskEndEvent): Promise<TaskEndDecision> {
     let decision: TaskEndDecision = {};
     for (const h of this.#bound("on-task-end")) {
       if (h.executionMode === "async") {
@@ -279,7 +288,7 @@ export class CommandHooks implements Hooks {
     return decision;
   }
 
-  async sessionEnd(ev: Record<string, unknown>): Promise<void> {
+  async sessionEnd(ev: SessionEndEvent): Promise<void> {
     await this.#observe("on-session-end", ev);
   }
 
@@ -309,7 +318,7 @@ export class CommandHooks implements Hooks {
   // ---- internals
 
   /** Fires hooks whose arms can only be `none` (session start/end). */
-  async #observe(binding: HookBinding, ev: Record<string, unknown>): Promise<void> {
+  async #observe(binding: HookBinding, ev: HookEvent): Promise<void> {
     for (const h of this.#bound(binding)) {
       if (h.executionMode === "async") {
         this.#enqueue(h, ev);
@@ -326,7 +335,7 @@ export class CommandHooks implements Hooks {
   }
 
   /** Runs the command once; logs the call and its stderr. */
-  async #call(h: HookConfig, ev: Record<string, unknown>): Promise<Outcome> {
+  async #call(h: HookConfig, ev: HookEvent): Promise<Outcome> {
     const input = { event: h.binding, session_id: this.#o.sessionId, ...ev };
     const run = await runHookCommand(h.command, input, {
       cwd: this.#o.workdirRoot,
@@ -421,7 +430,7 @@ export class CommandHooks implements Hooks {
     });
   }
 
-  #enqueue(h: HookConfig, ev: Record<string, unknown>): void {
+  #enqueue(h: HookConfig, ev: HookEvent): void {
     let q = this.#queues.get(h.name);
     if (!q) {
       let markIdle!: () => void;

@@ -2,9 +2,10 @@
  * What happens when the model stops (a turn with no tool calls, or a harness ending its run):
  * the attempt completes, unless a continuation has one more user message for it. Both
  * transports ask here, so a reason to go on is written once: today `lifecycle.keep_working`
- * (README "Hooks and the session loop"); work the task still waits on (answers that arrive after the turn ended)
- * is one more `Continuation` in the list the loop builds.
+ * (README "Hooks and the session loop"); work the task still waits on (answers that arrive after
+ * the turn ended) is one more `Continuation` in the list the loop builds.
  */
+import { recordWorking } from "./facts.ts";
 import type { LoopDeps, TaskRun } from "./task_run.ts";
 
 export interface Continuation {
@@ -47,13 +48,17 @@ export function keepWorking(d: LoopDeps): Continuation {
         return Promise.resolve(null);
       }
       c.nudges++;
-      d.trace.write("keep_working", parent, {
-        task_id: run.task.id,
-        turn: c.turns - 1,
-        nudge_number: c.nudges,
-        limit: kw.limit,
+      recordWorking(d, run.task, {
+        line: "keep_working",
+        parent,
+        fields: {
+          task_id: run.task.id,
+          turn: c.turns - 1,
+          nudge_number: c.nudges,
+          limit: kw.limit,
+        },
+        status: `keep working ${c.nudges} of ${kw.limit}`,
       });
-      d.registry.status(run.task, "TASK_STATE_WORKING", `keep working ${c.nudges} of ${kw.limit}`);
       return Promise.resolve(kw.message);
     },
   };

@@ -1,8 +1,8 @@
 /**
  * What the loop asks of hooks at each binding. The session loop calls these at the seed's points;
  * `NO_HOOKS` is a capsule that declares none. The command-hook runner (src/hooks/) implements
- * this interface. Events are the fields of runtime-facts §6.4 in snake_case; the runner adds
- * `event` and `session_id`.
+ * this interface. Each binding's event is typed below (docs/hooks.md "Event fields"); the
+ * runner adds `event` and `session_id` in front.
  */
 import type { ArtifactFrame } from "../events/frames.ts";
 
@@ -30,20 +30,115 @@ export interface ToolCallDecision {
   deny?: { hook: string; reason: string };
 }
 
+export interface SessionStartEvent {
+  capsule_name: string;
+  capsule_version: string;
+  session_id: string;
+  model: string;
+}
+
+export interface TaskStartEvent {
+  task_id: string;
+  context_id: string;
+  source: string;
+  input_bytes: number;
+  budget_tokens: number;
+  context_window: number;
+  prior_tokens: number;
+}
+
+/**
+ * One closed model action. A harness's turn has no `task_id` or `output` and zero tokens (its
+ * usage arrives apart from its turns); an http turn has all of them.
+ */
+export interface InferenceEvent {
+  task_id?: string;
+  turn: number;
+  input_tokens: number;
+  output_tokens: number;
+  decision: string;
+  tool_name: string | null;
+  output?: string;
+}
+
+/** on-tool-call / on-shell before the call (policy hooks); a shell call adds its command. */
+export interface ToolCallEvent {
+  task_id: string;
+  turn: number;
+  tool_name: string;
+  input: unknown;
+  input_bytes: number;
+  binary?: string;
+  command?: string;
+}
+
+/** on-tool-call / on-shell after the call (observers): the call, then how it went. */
+export interface ToolResultEvent extends ToolCallEvent {
+  output_bytes: number;
+  duration_ms: number;
+  status: "ok" | "error";
+  exit_code?: number | null;
+  stdout_bytes?: number;
+  stderr_bytes?: number;
+  output?: string;
+  work_id?: string;
+}
+
+export interface CompactionEvent {
+  task_id: string;
+  purpose: "seed" | "conversation";
+  messages: HookMessage[];
+  session_tokens: number;
+  threshold: number;
+  context_window: number;
+  model?: string;
+  system_prompt?: string;
+}
+
+export interface TaskEndEvent {
+  task_id: string;
+  context_id: string;
+  exit_status: string;
+  reopen_count: number;
+  turns: number;
+  result: string;
+}
+
+export interface SessionEndEvent {
+  total_turns: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  total_tool_calls: number;
+  total_shell_calls: number;
+  duration_ms: number;
+  exit_status: string;
+}
+
+/** Any binding's event, as the runner hands it to a command. */
+export type HookEvent =
+  | SessionStartEvent
+  | TaskStartEvent
+  | InferenceEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | CompactionEvent
+  | TaskEndEvent
+  | SessionEndEvent;
+
 export interface Hooks {
-  sessionStart(ev: Record<string, unknown>): Promise<void>;
+  sessionStart(ev: SessionStartEvent): Promise<void>;
   /** Returns the seed messages the first seeding hook proposed (not yet budgeted). */
-  taskStart(ev: Record<string, unknown>): Promise<
+  taskStart(ev: TaskStartEvent): Promise<
     { hook: string; messages: HookMessage[] } | undefined
   >;
   /** Returns the hook artifacts (frames) an on-inference hook returned for this turn. */
-  inference(ev: Record<string, unknown>): Promise<ArtifactFrame[]>;
-  toolCall(ev: Record<string, unknown>, shell: boolean): Promise<ToolCallDecision>;
-  toolResult(ev: Record<string, unknown>, shell: boolean): Promise<void>;
+  inference(ev: InferenceEvent): Promise<ArtifactFrame[]>;
+  toolCall(ev: ToolCallEvent, shell: boolean): Promise<ToolCallDecision>;
+  toolResult(ev: ToolResultEvent, shell: boolean): Promise<void>;
   /** The first `replace-context` hook's answer; a failure of such a hook is `failed`. */
-  compaction(ev: Record<string, unknown>): Promise<CompactionAnswer>;
-  taskEnd(ev: Record<string, unknown>): Promise<TaskEndDecision>;
-  sessionEnd(ev: Record<string, unknown>): Promise<void>;
+  compaction(ev: CompactionEvent): Promise<CompactionAnswer>;
+  taskEnd(ev: TaskEndEvent): Promise<TaskEndDecision>;
+  sessionEnd(ev: SessionEndEvent): Promise<void>;
   /** Drains async hook queues before the session ends. */
   drain(): Promise<void>;
   /** A hook with `commit_policy: replace-context` is bound to on-compaction. */

@@ -11,6 +11,7 @@
  */
 import { fence } from "../tools/fence.ts";
 import { runDoneCheck } from "./done_check.ts";
+import { recordWorking } from "./facts.ts";
 import {
   type AttemptEnd,
   exitOf,
@@ -123,16 +124,19 @@ export class Reopens {
   #reopen(r: Reopen): void {
     const { run } = this;
     run.reopenCount++;
-    this.d.trace.write("task_reopened", run.taskEvt, {
-      task_id: run.task.id,
-      hook_name: r.source,
-      reason: r.reason,
-      reopen_number: run.reopenCount,
-      attempt_context: "continued",
-      turns_remaining: this.d.manifest.inference.maxTurns - run.counters.turns,
-    });
-    this.d.registry.status(run.task, "TASK_STATE_WORKING", r.status, {
-      reopen: run.reopenCount,
+    recordWorking(this.d, run.task, {
+      line: "task_reopened",
+      parent: run.taskEvt,
+      fields: {
+        task_id: run.task.id,
+        hook_name: r.source,
+        reason: r.reason,
+        reopen_number: run.reopenCount,
+        attempt_context: "continued",
+        turns_remaining: this.d.manifest.inference.maxTurns - run.counters.turns,
+      },
+      status: r.status,
+      annotation: { reopen: run.reopenCount },
     });
     run.messages.push({ role: "user", content: `Reopen ${run.reopenCount} — ${r.feedback}` });
   }

@@ -10,6 +10,7 @@ import type { ConversationMessage } from "../drivers/types.ts";
 import { MurError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadConversation } from "./conversation_record.ts";
+import { traceLine } from "./trace.ts";
 
 export interface LostShell {
   workId: string;
@@ -140,19 +141,19 @@ export function lossReport(plan: ResumePlan): string {
 export function markLost(plan: ResumePlan, bySession: string, taskId: string): void {
   let text = "";
   for (const l of plan.lost) {
-    text += JSON.stringify({
-      event_type: "shell_lost",
+    text += traceLine("shell_lost", {
       event_id: newId("evt"),
       parent_id: plan.sessionStartEvt || null,
       session_id: plan.fromSession,
       timestamp: Date.now(),
+    }, {
       work_id: l.workId,
       binary: l.binary,
       command: l.command,
       detached_at_ms: l.detachedAtMs,
       reconciled_by_session: bySession,
       reconciled_task_id: taskId,
-    }) + "\n";
+    });
   }
   if (text === "") return;
   // A runtime killed mid-write leaves a last line without its newline: start on a fresh line.

@@ -12,6 +12,7 @@ import { type ExitStatus, type Histories, TaskLoop, type ToolDispatcher } from "
 import { Registry } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
+import type { TraceFieldsOf } from "../trace_events.ts";
 import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
 import { SpendMeter } from "./spend.ts";
@@ -179,7 +180,7 @@ export class Session {
   }
 
   /** Writes session_start and runs on-session-start hooks. */
-  async begin(fields: Record<string, unknown>): Promise<void> {
+  async begin(fields: Partial<TraceFieldsOf["session_start"]> = {}): Promise<void> {
     this.#started = this.#clock();
     const m = this.manifest;
     this.#sessionEvt = this.trace.write("session_start", null, {

@@ -10,6 +10,7 @@
  * runs the observer hooks. The same pipeline serves an http turn and a harness's bridge call.
  */
 import type { ToolCall, ToolResultMessage } from "../drivers/types.ts";
+import type { ToolCallEvent } from "./hooks_api.ts";
 import type { AttachmentRef } from "../events/frames.ts";
 import { notReached, type ToolResult } from "../tools/types.ts";
 import { INPUT_TIMEOUT, InputTimeout } from "./request_input.ts";
@@ -36,7 +37,7 @@ interface Call {
   parent: string;
   isShell: boolean;
   /** The on-tool-call / on-shell event, before the call ran. */
-  hookEvent: Record<string, unknown>;
+  hookEvent: ToolCallEvent;
 }
 
 /** What an attempt needs of the pipeline (a test stands in for it with a fixed answer). */

@@ -2,11 +2,28 @@
  * `trace.jsonl`: one JSON line per runtime event, envelope first (`event_type, event_id,
  * parent_id, session_id, timestamp`), then the event's fields. Lines are written synchronously,
  * so what a SIGKILL interrupts is only the line being written, and the order is the call order.
+ * What a line may hold is `src/trace_events.ts`: the writer takes nothing else.
  */
 import { MurError } from "../errors.ts";
 import { IdSource } from "../ids.ts";
+import type { TraceEventType, TraceFieldsOf } from "../trace_events.ts";
 
-export type TraceFields = Record<string, unknown>;
+/** The envelope every line opens with. */
+export interface TraceEnvelope {
+  event_id: string;
+  parent_id: string | null;
+  session_id: string;
+  timestamp: number;
+}
+
+/** One line's text (with its newline): the envelope, then the fields in the caller's order. */
+export function traceLine<K extends TraceEventType>(
+  eventType: K,
+  envelope: TraceEnvelope,
+  fields: TraceFieldsOf[K],
+): string {
+  return JSON.stringify({ event_type: eventType, ...envelope, ...fields }) + "\n";
+}
 
 export class TraceWriter {
   #file: Deno.FsFile | null;
@@ -28,17 +45,19 @@ export class TraceWriter {
   }
 
   /** Writes one line and returns its `event_id` (the parent of later lines). */
-  write(eventType: string, parentId: string | null, fields: TraceFields = {}): string {
+  write<K extends TraceEventType>(
+    eventType: K,
+    parentId: string | null,
+    fields: TraceFieldsOf[K],
+  ): string {
     const eventId = this.ids.next("evt");
     if (!this.#file || this.#failed) return eventId;
-    const line = JSON.stringify({
-      event_type: eventType,
+    const line = traceLine(eventType, {
       event_id: eventId,
       parent_id: parentId,
       session_id: this.sessionId,
       timestamp: this.clock(),
-      ...fields,
-    }) + "\n";
+    }, fields);
     try {
       const bytes = this.#enc.encode(line);
       let off = 0;
@@ -64,9 +83,4 @@ export class TraceWriter {
     }
     this.#file = null;
   }
-}
-
-/** Appends one line to another session's trace (a resume's `shell_lost`). */
-export function appendTraceLine(path: string, line: Record<string, unknown>): void {
-  Deno.writeTextFileSync(path, JSON.stringify(line) + "\n", { append: true });
 }

@@ -20,10 +20,11 @@ import { IdSource } from "../../src/ids.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
 import { processManifest } from "../helpers/process_manifest.ts";
 import { HarnessAttempt, KILLED_ON_CANCEL } from "../../src/session/harness_attempt.ts";
-import { NO_HOOKS } from "../../src/session/hooks_api.ts";
+import { type InferenceEvent, NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Registry } from "../../src/session/registry.ts";
 import { type LoopDeps, TaskCounters, type TaskRun } from "../../src/session/task_run.ts";
 import { TraceWriter } from "../../src/session/trace.ts";
+import type { HarnessTraceFields } from "../../src/trace_events.ts";
 import type { ToolResult } from "../../src/tools/types.ts";
 
 /** The tool pipeline as the harness's bridge calls it: a call of a 1-based turn. */
@@ -72,7 +73,7 @@ async function rig(
     forget?: boolean;
     reopenCount?: number;
     dispatch?: LoopDispatch;
-    inference?: (ev: Record<string, unknown>) => ArtifactFrame[];
+    inference?: (ev: InferenceEvent) => ArtifactFrame[];
   } = {},
 ) {
   const dir = await Deno.makeTempDir({ prefix: "mur-ha-" });
@@ -165,7 +166,12 @@ async function* list(parts: HarnessPart[]): AsyncIterable<HarnessPart> {
 Deno.test("harness attempt: parts become statuses, frames, trace lines, counters and the end", async () => {
   const driver = fakeHarness(() =>
     list([
-      { type: "trace", eventType: "harness_start", fields: { pid: 1 } },
+      // A fake harness: only the line's type matters here.
+      {
+        type: "trace",
+        eventType: "harness_start",
+        fields: { pid: 1 } as HarnessTraceFields["harness_start"],
+      },
       { type: "turn-start", turn: 1 },
       { type: "reasoning-delta", text: "hmm" },
       { type: "text-delta", text: "" },

@@ -4,6 +4,7 @@
  * environment of the spawn, and the `harness_start` trace fields. The runner (runner.ts) does the
  * effects around it: the binary lookup, the version probe, the private files, the spawn.
  */
+import type { HarnessTraceFields } from "../../trace_events.ts";
 import type { ResolvedBinary, VersionProbe } from "./launch_env.ts";
 import type { AttemptRequest, HarnessDescription, LaunchPlan } from "./types.ts";
 
@@ -68,7 +69,7 @@ export function startFields(x: {
   args: string[];
   env: Record<string, string>;
   bridgeTools: string[];
-}): Record<string, unknown> {
+}): HarnessTraceFields["harness_start"] {
   return {
     driver: x.driverName,
     harness: x.desc.harness,

@@ -10,6 +10,7 @@
  * remember (`takeRemember`), a terminal event that closes stdin (`terminal`), a stop at the
  * turn budget that kills the harness (`stopped`).
  */
+import type { HarnessTraceFields } from "../../trace_events.ts";
 import { ProgressThrottle } from "../progress.ts";
 import type { BridgeCallRecord } from "./bridge.ts";
 import type { AttemptOutcome, HarnessEvent, HarnessPart } from "./types.ts";
@@ -282,6 +283,9 @@ export class TurnTracker {
 }
 
 /** A `harness_*` trace part. */
-export function trace(eventType: string, fields: Record<string, unknown>): HarnessPart {
-  return { type: "trace", eventType, fields };
+export function trace<K extends keyof HarnessTraceFields>(
+  eventType: K,
+  fields: HarnessTraceFields[K],
+): HarnessPart {
+  return { type: "trace", eventType, fields } as HarnessPart;
 }

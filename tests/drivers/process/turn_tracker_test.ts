@@ -150,7 +150,9 @@ Deno.test("turn tracker: a result whose report dropped the fence has no fence so
     ["unknown", null, null],
   ]);
   assert.deepEqual(
-    parts.filter((p) => p.type === "trace").map((p) => p.fields.text),
+    parts.filter((p) => p.type === "trace").map((p) =>
+      p.eventType === "harness_note" ? p.fields.text : p.eventType
+    ),
     ["a tool result with no matching call: y1"],
   );
 });

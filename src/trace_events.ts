@@ -1,0 +1,296 @@
+/**
+ * Every line `trace.jsonl` holds, keyed by its `event_type`, with its fields (README "Where
+ * things are written": the trace). The writer (`src/session/trace.ts`) takes only these, so a
+ * line the runtime writes is a type here first: a new line, or a field renamed, is one edit here
+ * that the compiler then walks through every caller.
+ *
+ * The envelope (`event_type, event_id, parent_id, session_id, timestamp`) is the writer's; these
+ * are the fields after it, in the order the callers write them (the order is the file's).
+ */
+
+/** A task's start, end and the ways it can end early. */
+interface TaskLines {
+  a2a_task_received: {
+    task_id: string;
+    context_id: string;
+    message_id: string | null;
+    traceparent_from_caller: null;
+  };
+  task_start: {
+    task_id: string;
+    context_id: string;
+    source: "a2a" | "task_md" | "detached_shell" | "detached_lost";
+    origin: "user" | "peer" | "schedule" | "event" | "completion" | "system";
+    trust: "trusted" | "untrusted";
+    lane: "user" | "peer" | "bg";
+    message_parts_bytes: number;
+  };
+  task_end: {
+    task_id: string;
+    exit_status: string;
+    duration_ms: number;
+    turns: number;
+    input_tokens: number;
+    output_tokens: number;
+    tool_calls: number;
+    shell_calls: number;
+    reopen_count: number;
+  };
+  /** Why a task failed; `turn` when a turn was running, the harness's fields for a harness. */
+  task_failed: {
+    task_id: string;
+    turn?: number;
+    cause: string;
+    reason: string;
+    error_code?: string;
+    harness_failure?: string;
+    origin?: "harness" | "runtime";
+  };
+  task_canceled: {
+    task_id: string;
+    phase: "queued" | "input" | "turn";
+    detached_work_ids: string[];
+  };
+  task_rejected: {
+    task_id: string;
+    context_id: string;
+    source: string;
+    cause: "session_stopped" | "session_ended";
+    reason: string;
+  };
+  task_reopened: {
+    task_id: string;
+    hook_name: string;
+    reason: string;
+    reopen_number: number;
+    attempt_context: "continued";
+    turns_remaining: number;
+  };
+  done_check: {
+    task_id: string;
+    command: string;
+    exit_code: number | null;
+    passed: boolean;
+    duration_ms: number;
+    output_bytes: number;
+    note?: string;
+  };
+  keep_working: { task_id: string; turn: number; nudge_number: number; limit: number };
+  context_seed: {
+    task_id: string;
+    hook_name: string;
+    tokens: number;
+    proposed_tokens: number;
+    budget_tokens: number;
+    outcome: string;
+    reason?: string;
+    message_ids: string[];
+  };
+}
+
+/** Model turns, their spend and the conversation's size. */
+interface TurnLines {
+  /** One closed model action. A canceled turn has no token counts; a failed one its error. */
+  inference: {
+    turn: number;
+    task_id: string;
+    input_tokens?: number;
+    output_tokens?: number;
+    decision: string;
+    stop_reason: string;
+    tool_name?: string | null;
+    model: string;
+    error_code?: string;
+    error?: string;
+  };
+  spend_ceiling_reached: {
+    turn: number;
+    task_id: string;
+    limit: "session";
+    ceiling: number;
+    used: number;
+    requested: number;
+    origin: "agent";
+  };
+  compaction: { turn: number; task_id: string; tokens_before: number; tokens_after: number };
+  compaction_declined: { turn: number; task_id: string; tokens: number; reason: string };
+}
+
+/** Tool calls and the refusals before them. */
+interface ToolLines {
+  tool_call: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    input: unknown;
+    input_bytes: number;
+    output_bytes: number;
+    duration_ms: number;
+    status: "ok" | "error";
+  };
+  tool_input_refused: {
+    turn: number;
+    tool_name: string;
+    tool_call_id: string;
+    missing: string[];
+    reason: string;
+  };
+  protected_path_denied: {
+    turn: number;
+    call: string;
+    target: string;
+    path: string;
+    rule: string;
+    signal: string;
+    reason: string;
+  };
+  call_denied: {
+    turn: number;
+    event: "on-shell" | "on-tool-call";
+    hook_name: string;
+    target: string;
+    reason: string;
+  };
+  shell: {
+    turn: number;
+    task_id: string;
+    binary: string;
+    command: string;
+    exit_code: number | null;
+    stdout_bytes: number;
+    stderr_bytes: number;
+    duration_ms: number;
+  };
+  shell_detached: {
+    turn: number;
+    task_id: string;
+    work_id: string;
+    binary: string;
+    command: string;
+    grace_ms: number;
+  };
+  shell_completed: {
+    work_id: string;
+    binary: string;
+    command: string;
+    exit_code: number | null;
+    duration_ms: number;
+    output_path: string;
+    output_bytes: number;
+    resource_limit: null;
+    status: "ok" | "error";
+    completion_task_id: string;
+  };
+  /** Written by a resume into the old session's trace, one per command it reports lost. */
+  shell_lost: {
+    work_id: string;
+    binary: string;
+    command: string;
+    detached_at_ms: number;
+    reconciled_by_session: string;
+    reconciled_task_id: string;
+  };
+  shell_abandoned: {
+    work_id: string;
+    binary: string;
+    command: string;
+    running_ms: number;
+    exit_code?: number | null;
+    output_path?: string;
+    output_bytes?: number;
+  };
+}
+
+/** The session's own lines. */
+interface SessionLines {
+  session_start: {
+    capsule_name: string;
+    capsule_version: string;
+    model: string;
+    max_turns: number;
+    max_session_tokens: number | null;
+    capabilities: string[];
+    tools_declared: string[];
+    resumed_from: string | null;
+    context_id: string | null;
+    system_prompt_source: string;
+  };
+  session_end: {
+    total_turns: number;
+    total_input_tokens: number;
+    total_output_tokens: number;
+    total_tool_calls: number;
+    total_shell_calls: number;
+    duration_ms: number;
+    exit_status: string;
+  };
+  /** A hook that could not be honoured (`arm`: which answer or failure). */
+  hook_dispatch_error: { hook_name: string; event: string; arm: string };
+}
+
+/**
+ * The `harness_*` lines of the process transport, as the harness runner yields them (a
+ * `trace` part, src/drivers/harness.ts); the session adds `task_id` when it writes them.
+ */
+export interface HarnessTraceFields {
+  harness_start: {
+    driver: string;
+    harness: string;
+    binary: string;
+    binary_source: string;
+    pid: number;
+    harness_version: string | null;
+    version_tested: boolean;
+    harness_session_id: string | null;
+    session_mode: string;
+    args_count: number;
+    env_names: string[];
+    files: string[];
+    bridge_tools: string[];
+    stdin_bytes: number;
+    keep_stdin_open: boolean;
+  };
+  harness_session: { harness_session_id: string; auth: string; model: string | null };
+  harness_warning: { code: string; message: string };
+  harness_retry: { attempt: number; reason: string };
+  harness_note: { text: string };
+  harness_interrupt: { method: string; delivered: boolean; grace_ms: number };
+  harness_exit: {
+    code: number | null;
+    signal: string | null;
+    cause: string;
+    killed: boolean;
+    duration_ms: number;
+  };
+  harness_failed: { kind: string; message: string; source: "harness" | "runtime" };
+}
+
+type HarnessLines = {
+  [K in keyof HarnessTraceFields]: { task_id: string } & HarnessTraceFields[K];
+};
+
+/** A harness line with its session fields (`harness_session_forgotten` is the session's own). */
+interface HarnessSessionLines {
+  harness_session_forgotten: {
+    task_id: string;
+    context_id: string;
+    harness_session_id: string | null;
+  };
+}
+
+/** Every trace line's fields, by `event_type`. */
+export interface TraceFieldsOf
+  extends TaskLines, TurnLines, ToolLines, SessionLines, HarnessLines, HarnessSessionLines {}
+
+export type TraceEventType = keyof TraceFieldsOf;
+
+/** One trace line without its envelope: `event_type` and that type's fields. */
+export type TraceEvent = {
+  [K in TraceEventType]: { event_type: K } & TraceFieldsOf[K];
+}[TraceEventType];
+
+/** A `harness_*` trace part: which line and its fields, before the session adds `task_id`. */
+export type HarnessTrace = {
+  [K in keyof HarnessTraceFields]: { eventType: K; fields: HarnessTraceFields[K] };
+}[keyof HarnessTraceFields];
