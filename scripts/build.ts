@@ -2,15 +2,20 @@
  * `deno task compile`: the release build, one self-contained `mur` binary in dist/.
  *
  * `deno compile` downloads its small runtime (denort) from Deno's servers unless `DENORT_BIN`
- * names a local copy; both paths are this same command. Extra arguments go to `deno compile`
- * (e.g. `--target x86_64-unknown-linux-gnu`).
+ * names a local copy; both paths are this same command. `--target T` cross-compiles for one of the
+ * release targets into `dist/mur-<T>[.exe]` (scripts/build_plan.ts); other arguments go to
+ * `deno compile`.
  *
  * The binary carries the commit it was built from: `src/build_info.json` ({"commit"}) is written
  * before `deno compile` includes src/, and removed afterwards so a checkout never reads a stale one
  * (src/version.ts reads it, else asks git). `MUR_COMMIT` overrides what git says (a release
  * pipeline that builds from an exported tree).
  */
-const root = new URL("..", import.meta.url).pathname;
+import { fileURLToPath } from "node:url";
+import { buildPlan, BuildUsageError } from "./build_plan.ts";
+
+// A path with its trailing separator, also on Windows (the release workflow builds there).
+const root = fileURLToPath(new URL("..", import.meta.url));
 
 function gitCommit(): string {
   try {
@@ -26,20 +31,19 @@ function gitCommit(): string {
   }
 }
 
+let plan;
+try {
+  plan = buildPlan(Deno.args, root, { MUR_OUTPUT: Deno.env.get("MUR_OUTPUT") });
+} catch (e) {
+  if (!(e instanceof BuildUsageError)) throw e;
+  console.error(e.message);
+  Deno.exit(2);
+}
+const args = plan.args;
+
 const buildInfo = `${root}src/build_info.json`;
 const commit = Deno.env.get("MUR_COMMIT") || gitCommit();
 await Deno.writeTextFile(buildInfo, JSON.stringify({ commit }) + "\n");
-const out = Deno.env.get("MUR_OUTPUT") ?? `${root}dist/mur`;
-const args = [
-  "compile",
-  "-A",
-  "--include",
-  `${root}src`,
-  "--output",
-  out,
-  ...Deno.args,
-  `${root}main.ts`,
-];
 const denort = Deno.env.get("DENORT_BIN");
 console.error(
   `deno ${args.join(" ")}${denort ? ` (DENORT_BIN=${denort})` : ""} — commit ${commit}`,
