@@ -194,6 +194,11 @@ export async function runCommand(args: string[]): Promise<number> {
       );
     }
     resume = await resumePlan(v.resume, manifest, v.workdir);
+    if (resume.tornLine !== null) {
+      console.error(
+        `warning[W-RUN-003]: the conversation record of context '${resume.contextId}' in ${resume.fromDir}/conversation/ ends in a line cut short (the session was killed while saving it): that last message was left out of the resumed history`,
+      );
+    }
   }
   let port = manifest.network.internalPort ?? 0;
   if (v.port !== undefined) port = Number(v.port);

@@ -18,6 +18,7 @@
 import { setImmediate } from "node:timers";
 import type { ConversationMessage, Driver, DriverPart, TaskRef, TurnRequest } from "./types.ts";
 import type { Script, ScriptStep, ScriptTurn } from "./script_schema.ts";
+import { perMessage } from "./per_message.ts";
 
 export { loadScript, parseScript, validateScript } from "./script_schema.ts";
 export type {
@@ -257,7 +258,7 @@ function inputChars(req: TurnRequest): number {
   return n;
 }
 
-function messageChars(m: ConversationMessage): number {
+const messageChars = perMessage((m: ConversationMessage): number => {
   switch (m.role) {
     case "user":
       return m.content.length;
@@ -267,4 +268,4 @@ function messageChars(m: ConversationMessage): number {
     case "tool":
       return m.results.reduce((n, r) => n + r.content.length, 0);
   }
-}
+});

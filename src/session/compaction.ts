@@ -9,6 +9,7 @@ import type { ConversationMessage } from "../drivers/types.ts";
 import { saveConversation } from "./conversation_record.ts";
 import type { HookMessage } from "./hooks_api.ts";
 import { type AttemptEnd, failedEnd, type LoopDeps, type TaskRun } from "./task_run.ts";
+import { perMessage } from "../drivers/per_message.ts";
 
 /**
  * Before a turn: when the conversation has crossed `context.compaction_threshold` of
@@ -78,7 +79,7 @@ export function textTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export function messageTokens(m: ConversationMessage): number {
+export const messageTokens = perMessage((m: ConversationMessage): number => {
   switch (m.role) {
     case "user":
       return textTokens(m.content);
@@ -88,7 +89,7 @@ export function messageTokens(m: ConversationMessage): number {
     case "tool":
       return m.results.reduce((n, r) => n + textTokens(r.content), 0);
   }
-}
+});
 
 /** The conversation's size as the next request would carry it (system prompt included). */
 export function conversationTokens(system: string | undefined, messages: ConversationMessage[]) {

@@ -1,15 +1,35 @@
 /**
- * The conversation record of a context: `<session folder>/conversation/<context id>.json` (the
- * workdir itself unless `--workdir` was given, src/session/workdir.ts), the task's
- * messages as the driver last saw them. Rewritten after every turn, so a session killed mid-task
- * still leaves its conversation behind, and `mur run --resume` loads it (even when the capsule
- * is `stateless`, as the reference does).
+ * The conversation record of a context: `<session folder>/conversation/<context id>.jsonl` (the
+ * workdir itself unless `--workdir` was given, src/session/workdir.ts), one message per line, in
+ * order (README "Session files"). It is saved after every turn, so a session killed mid-task still
+ * leaves its conversation behind, and `mur run --resume` loads it (even when the capsule is
+ * `stateless`, as the reference does).
+ *
+ * Append-only, so a turn's cost does not grow with the history (BENCHMARKS.md "Turn overhead"):
+ * a save writes only the messages added since the last save of that context. When the history
+ * was rewritten instead (compaction, a new task's seeded prefix) the whole file is replaced
+ * atomically. A kill mid-append can leave a torn last line: loading ignores it and says so.
+ * Records of older versions (`<context id>.json`, `{messages}` rewritten whole) still load.
  */
 import type { ConversationMessage } from "../drivers/types.ts";
 
 export function recordPath(sessionDir: string, contextId: string): string {
+  return `${sessionDir}/conversation/${contextId}.jsonl`;
+}
+
+/** The older, rewritten-whole form: read by `--resume`, never written. */
+function legacyPath(sessionDir: string, contextId: string): string {
   return `${sessionDir}/conversation/${contextId}.json`;
 }
+
+/**
+ * What is on disk for each record this process writes: how many messages, and the first and last
+ * of them (a message is never changed once in a conversation, so the same objects at both ends
+ * mean the history only grew).
+ */
+const written = new Map<string, { count: number; first: unknown; last: unknown }>();
+
+const line = (m: ConversationMessage) => JSON.stringify(m) + "\n";
 
 /** Best effort: a record that cannot be written costs a resume its history, nothing else. */
 export function saveConversation(
@@ -17,24 +37,70 @@ export function saveConversation(
   contextId: string,
   messages: ConversationMessage[],
 ): void {
+  const path = recordPath(sessionDir, contextId);
+  const was = written.get(path);
   try {
-    Deno.mkdirSync(`${sessionDir}/conversation`, { recursive: true });
-    const path = recordPath(sessionDir, contextId);
-    Deno.writeTextFileSync(`${path}.tmp`, JSON.stringify({ messages }));
-    Deno.renameSync(`${path}.tmp`, path);
+    const grew = was !== undefined && messages.length >= was.count &&
+      (was.count === 0 ||
+        (messages[0] === was.first && messages[was.count - 1] === was.last));
+    if (grew) {
+      if (messages.length > was.count) {
+        const text = messages.slice(was.count).map(line).join("");
+        Deno.writeTextFileSync(path, text, { append: true });
+      }
+    } else {
+      Deno.mkdirSync(`${sessionDir}/conversation`, { recursive: true });
+      Deno.writeTextFileSync(`${path}.tmp`, messages.map(line).join(""));
+      Deno.renameSync(`${path}.tmp`, path);
+    }
+    written.set(path, {
+      count: messages.length,
+      first: messages[0],
+      last: messages[messages.length - 1],
+    });
   } catch {
-    // see above
+    // see above; the next save rewrites the whole record
+    written.delete(path);
   }
+}
+
+export interface LoadedConversation {
+  messages: ConversationMessage[];
+  /** A last line cut by a kill mid-write, ignored (its first bytes, for the report). */
+  torn: string | null;
 }
 
 /** The recorded messages, or null when the context has no (readable) record. */
 export function loadConversation(
   sessionDir: string,
   contextId: string,
-): ConversationMessage[] | null {
+): LoadedConversation | null {
+  let text: string;
   try {
-    const doc = JSON.parse(Deno.readTextFileSync(recordPath(sessionDir, contextId)));
-    return Array.isArray(doc?.messages) ? doc.messages as ConversationMessage[] : null;
+    text = Deno.readTextFileSync(recordPath(sessionDir, contextId));
+  } catch {
+    return loadLegacy(sessionDir, contextId);
+  }
+  const lines = text.split("\n");
+  // A whole record ends with a newline: the piece after the last one is empty or torn.
+  const tail = lines.pop()!;
+  const messages: ConversationMessage[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    try {
+      messages.push(JSON.parse(lines[i]));
+    } catch {
+      return null; // a bad line inside the record: not something a kill mid-append leaves
+    }
+  }
+  return { messages, torn: tail === "" ? null : tail.slice(0, 80) };
+}
+
+function loadLegacy(sessionDir: string, contextId: string): LoadedConversation | null {
+  try {
+    const doc = JSON.parse(Deno.readTextFileSync(legacyPath(sessionDir, contextId)));
+    return Array.isArray(doc?.messages)
+      ? { messages: doc.messages as ConversationMessage[], torn: null }
+      : null;
   } catch {
     return null;
   }

@@ -13,6 +13,7 @@ import type {
 import { ProgressThrottle } from "../drivers/progress.ts";
 import type { TraceWriter } from "./trace.ts";
 import type { TurnSink } from "./turn_sink.ts";
+import { perMessage } from "../drivers/per_message.ts";
 
 const enc = new TextEncoder();
 
@@ -122,10 +123,12 @@ export async function streamTurn(
 /** A rough count (4 characters a token) for drivers that report no usage. */
 export function estimateTokens(messages: ConversationMessage[]): number {
   let chars = 0;
-  for (const m of messages) {
-    if (m.role === "user") chars += m.content.length;
-    else if (m.role === "assistant") chars += m.text.length + JSON.stringify(m.toolCalls).length;
-    else for (const r of m.results) chars += r.content.length;
-  }
+  for (const m of messages) chars += estimateChars(m);
   return Math.ceil(chars / 4);
 }
+
+const estimateChars = perMessage((m) => {
+  if (m.role === "user") return m.content.length;
+  if (m.role === "assistant") return m.text.length + JSON.stringify(m.toolCalls).length;
+  return m.results.reduce((n, r) => n + r.content.length, 0);
+});

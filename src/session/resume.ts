@@ -29,6 +29,8 @@ export interface ResumePlan {
   sessionStartEvt: string;
   contextId: string;
   history: ConversationMessage[];
+  /** The record's last line, cut by a kill mid-write and ignored (its first bytes), or null. */
+  tornLine: string | null;
   lost: LostShell[];
 }
 
@@ -84,11 +86,11 @@ export function planResume(trace: string, sessionId?: string): ResumePlan {
     );
   }
   const contextId = first.context_id as string;
-  const history = loadConversation(fromDir, contextId);
-  if (history === null) {
+  const record = loadConversation(fromDir, contextId);
+  if (record === null) {
     throw new MurError(
       "E-RUN-017",
-      `cannot resume session ${fromSession}: context '${contextId}' has no conversation record (${fromDir}/conversation/${contextId}.json)`,
+      `cannot resume session ${fromSession}: context '${contextId}' has no readable conversation record (${fromDir}/conversation/${contextId}.jsonl)`,
       "the record was removed or never written; start a new session, with --context to keep the context id",
     );
   }
@@ -112,7 +114,8 @@ export function planResume(trace: string, sessionId?: string): ResumePlan {
     trace,
     sessionStartEvt: typeof start?.event_id === "string" ? start.event_id : "",
     contextId,
-    history,
+    history: record.messages,
+    tornLine: record.torn,
     lost,
   };
 }

@@ -20,6 +20,7 @@ import {
   taskIdOf,
   traceOf,
 } from "./helpers.ts";
+import { readConversation } from "../helpers/conversation.ts";
 
 const long = "word ".repeat(100); // 500 characters: 125 tokens, over 0.5 × 200
 const script = {
@@ -81,9 +82,7 @@ Deno.test("compaction: replaced, declined (no replacement / unresolved tool call
 
     // The summary replaced the history the next turn was sent.
     const summaryCtx = (await getTask(cap, ids[0])).contextId as string;
-    const rec = JSON.parse(
-      await Deno.readTextFile(`${cap.ready.workdir}/conversation/${summaryCtx}.json`),
-    ).messages;
+    const rec = await readConversation(cap.ready.workdir, summaryCtx);
     assert.deepEqual(rec[0], { role: "user", content: "SUMMARY so far" });
 
     await endCapsule(cap);

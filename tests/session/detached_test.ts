@@ -20,6 +20,7 @@ import {
   traceOf,
   until,
 } from "./helpers.ts";
+import { readConversation } from "../helpers/conversation.ts";
 
 function killPid(pid: number): void {
   try {
@@ -117,9 +118,7 @@ Deno.test("detached shell under queue+sleep: wrk_ handle, log file, completion t
       /finished-output/,
     );
     // The completion task carried the exit code and the (fenced) output.
-    const rec = JSON.parse(
-      await Deno.readTextFile(`${cap.ready.workdir}/conversation/${first.contextId}.json`),
-    ).messages;
+    const rec = await readConversation(cap.ready.workdir, first.contextId);
     const text = rec[0].content as string;
     assert.match(text, new RegExp(`The background command ${workId} has finished`));
     assert.match(text, /Exit code: 0/);

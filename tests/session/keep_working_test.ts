@@ -17,6 +17,7 @@ import {
   traceOf,
 } from "./helpers.ts";
 import { artifactText, messageOf } from "./helpers.ts";
+import { readConversation } from "../helpers/conversation.ts";
 
 Deno.test("keep_working: nudges after a turn end up to its limit, stops once the reply holds `until`", async () => {
   const cap = await startCapsule({
@@ -67,9 +68,7 @@ Deno.test("keep_working: nudges after a turn end up to its limit, stops once the
     assert.equal(artifactText(await getTask(cap, taskIdOf(b)), "response"), "three");
     // The nudge reached the model as a user message.
     const ctx = (await getTask(cap, taskIdOf(b))).contextId;
-    const rec = JSON.parse(
-      await Deno.readTextFile(`${cap.ready.workdir}/conversation/${ctx}.json`),
-    ).messages;
+    const rec = await readConversation(cap.ready.workdir, ctx);
     assert.equal(
       rec.filter((x: { content?: string }) => x.content === "Keep going until it is fully done.")
         .length,
@@ -153,9 +152,7 @@ Deno.test("done_check: a failing command reopens the task with its output; passi
     assert.deepEqual(su.metadata, { [STREAM_URI]: { reopen: 1 } });
     const t = await getTask(cap, taskIdOf(ev));
     assert.equal(artifactText(t, "response"), "now it is");
-    const rec = JSON.parse(
-      await Deno.readTextFile(`${cap.ready.workdir}/conversation/${t.contextId}.json`),
-    ).messages;
+    const rec = await readConversation(cap.ready.workdir, t.contextId);
     const feedback = rec.find((x: { content?: string }) =>
       x.content?.startsWith("Reopen 1 — the done check failed")
     );

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { MAIN, writeCapsule } from "../helpers/capsule.ts";
-import { ofType, type Rec, startCapsule, traceOf, until } from "./helpers.ts";
+import { ofType, startCapsule, traceOf, until } from "./helpers.ts";
+import { parseRecord, readConversation } from "../helpers/conversation.ts";
 
 interface Run {
   code: number;
@@ -98,8 +99,8 @@ Deno.test("SIGKILL while a detached shell runs, then --resume: the lost shell is
       async () => {
         try {
           for await (const e of Deno.readDir(`${oldWd}/conversation`)) {
-            const rec = JSON.parse(await Deno.readTextFile(`${oldWd}/conversation/${e.name}`));
-            if ((rec.messages as Rec[]).some((m) => m.role === "tool")) return true;
+            const rec = parseRecord(await Deno.readTextFile(`${oldWd}/conversation/${e.name}`));
+            if (rec.some((m) => m.role === "tool")) return true;
           }
         } catch {
           // not written yet, or caught mid-write
@@ -138,9 +139,7 @@ Deno.test("SIGKILL while a detached shell runs, then --resume: the lost shell is
     const launchTurn = ofType(trace, "inference").find((e) => e.task_id === starts[0].task_id)!;
     assert.ok((launchTurn.input_tokens as number) > 30, JSON.stringify(launchTurn));
     // The report task ran last in the context (stateless: its record is its own messages).
-    const rec = JSON.parse(
-      await Deno.readTextFile(`${newWd}/conversation/${oldCtx}.json`),
-    ).messages as Rec[];
+    const rec = await readConversation(newWd, oldCtx);
     const text = String(rec[0].content);
     assert.match(text, /ended without reporting 1 background command/);
     assert.match(text, new RegExp(detached.work_id as string));
@@ -221,12 +220,27 @@ Deno.test("--resume errors: E-RUN-015 with --context, E-TRC-002 no such session,
     const ran = await runIn(dir, ["--task", "hello"]);
     assert.equal(ran.code, 0, ran.stderr);
     const ctx = ofType(await traceOf(ran.ready!.workdir), "task_start")[0].context_id;
-    await Deno.remove(`${ran.ready!.workdir}/conversation/${ctx}.json`);
+    // A kill mid-append leaves a torn last line: the resume leaves it out and says so.
+    const record = `${ran.ready!.workdir}/conversation/${ctx}.jsonl`;
+    const whole = await readConversation(ran.ready!.workdir, ctx);
+    await Deno.writeTextFile(record, '{"role":"user","content":"cut sh', { append: true });
+    const torn = await runIn(dir, ["--resume", ran.ready!.session_id, "--task", "again"]);
+    assert.equal(torn.code, 0, torn.stderr);
+    assert.match(
+      torn.stderr,
+      new RegExp(
+        `warning\\[W-RUN-003\\]: the conversation record of context '${ctx}' in .* ends in a line cut short`,
+      ),
+    );
+    const resumed = await readConversation(torn.ready!.workdir, ctx);
+    assert.deepEqual(resumed.slice(0, whole.length), whole, "the whole lines are the history");
+    assert.ok(!JSON.stringify(resumed).includes("cut sh"));
+    await Deno.remove(record);
     const noRecord = await runIn(dir, ["--resume", ran.ready!.session_id]);
     assert.equal(noRecord.code, 1);
     assert.match(
       noRecord.stderr,
-      new RegExp(`error\\[E-RUN-017\\]: .*context '${ctx}' has no conversation record`),
+      new RegExp(`error\\[E-RUN-017\\]: .*context '${ctx}' has no readable conversation record`),
     );
     const missing = await runIn(dir, ["--resume", "ses_0000"]);
     assert.match(missing.stderr, /error\[E-TRC-002\]: no session in .* matches 'ses_0000'/);

@@ -18,6 +18,7 @@ import {
   taskIdOf,
   traceOf,
 } from "./helpers.ts";
+import { readConversationSync } from "../helpers/conversation.ts";
 
 const m = (tokens: number, tag: string) => ({
   role: "user",
@@ -58,7 +59,7 @@ const hooks = [
 ];
 
 function record(workdir: string, ctx: string): { role: string; content?: string; text?: string }[] {
-  return JSON.parse(Deno.readTextFileSync(`${workdir}/conversation/${ctx}.json`)).messages;
+  return readConversationSync(workdir, ctx);
 }
 const tags = (msgs: { content?: string; text?: string }[]) =>
   msgs.map((x) => (x.content ?? x.text ?? "").split(":")[0]);
