@@ -38,6 +38,7 @@ const DESCRIPTION: HarnessDescription = {
   streamsText: true,
   reportsUsage: true,
   runtimeMintsSessionIds: true,
+  announcesCallBy: "tool-call",
 };
 
 function launch(req: LaunchRequest): LaunchPlan {

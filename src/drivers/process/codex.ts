@@ -45,6 +45,7 @@ const DESCRIPTION: HarnessDescription = {
   streamsText: false,
   reportsUsage: true,
   runtimeMintsSessionIds: false,
+  announcesCallBy: "tool-call-started",
 };
 
 function tomlString(s: string): string {

@@ -198,6 +198,7 @@ export async function* runAttempt(
       { method: desc.interrupt, plan },
       remember,
       (id, name) => callOrder.announce(id, name),
+      desc.announcesCallBy,
     );
 
     const outcome = classifyOutcome(ctx.dialect, {

@@ -99,8 +99,9 @@ export class Supervisor {
     tracker: TurnTracker,
     interrupt: { method: InterruptMethod; plan: LaunchPlan },
     remember: (id: string) => Promise<void>,
-    /** A tool call's start went out as parts (the bridge may now run it: call_order.ts). */
+    /** A tool call's announcement went out as parts (the bridge may now run it: call_order.ts). */
     announced: (id: string, name: string) => void = () => {},
+    announcesBy: "tool-call" | "tool-call-started" = "tool-call",
   ): AsyncGenerator<HarnessPart, Supervised> {
     const { limits } = this;
     const queue = this.#queue;
@@ -131,7 +132,7 @@ export class Supervisor {
           const wasTerminal = tracker.terminal !== null;
           yield* tracker.handle(ev);
           // The consumer has taken every part of `ev` by now: a generator resumes on next().
-          if (ev.kind === "tool-call-started" || ev.kind === "tool-call") announced(ev.id, ev.name);
+          if (ev.kind === announcesBy) announced(ev.id, ev.name);
           const id = tracker.takeRemember();
           if (id) await remember(id);
           if (tracker.stopped) {

@@ -28,6 +28,13 @@ export interface HarnessDescription {
   reportsUsage: boolean;
   /** Session ids must be UUIDs minted by the runtime (`false`: the harness mints them). */
   runtimeMintsSessionIds: boolean;
+  /**
+   * The last event the harness writes about a bridge call before it makes it: the call's whole
+   * form (Claude Code prints the assistant message, input complete, before running its tools) or
+   * only its start (Codex reports the whole call after it ran). A bridge call waits for it
+   * (call_order.ts), so every frame of the call's input precedes what the call does.
+   */
+  announcesCallBy: "tool-call" | "tool-call-started";
 }
 
 export interface BridgeInfo {
