@@ -47,9 +47,7 @@ export function warningLine(code: string, message: string): string {
   return `warning[${code}]: ${message}`;
 }
 
-/** The message of any thrown value, for logs and status texts. */
+/** The message of any thrown value (an Error's `message`, anything else as a string). */
 export function errorMessage(e: unknown): string {
-  if (e instanceof MurError) return `error[${e.code}]: ${e.message}`;
-  if (e instanceof Error) return e.message;
-  return String(e);
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,6 +1,6 @@
 /**
  * A2A v1.0 shapes as they go on the wire (ProtoJSON, lowerCamel, enums as strings).
- * Output only: input is read with zod in door/.
+ * Output only: input is checked field by field in door/message.ts and door/methods.ts.
  */
 
 export type TaskState =

@@ -8,7 +8,7 @@
  * - E-CLI-003: a flag or argument whose value is not one the command takes (`--port abc`)
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 
 export type UsageCode = "E-CLI-001" | "E-CLI-002" | "E-CLI-003";
 
@@ -50,7 +50,7 @@ export function parse<T extends ParseArgsConfig["options"]>(
   try {
     return parseArgs({ args, options, allowPositionals: true, strict: true });
   } catch (e) {
-    throw new UsageError("E-CLI-002", `mur ${command}: ${plain((e as Error).message)}`, usage);
+    throw new UsageError("E-CLI-002", `mur ${command}: ${plain(errorMessage(e))}`, usage);
   }
 }
 

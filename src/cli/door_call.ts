@@ -1,5 +1,5 @@
 /** One JSON-RPC call to a capsule's door (CancelTask, murmur.StopSession) from the CLI. */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "../session/running.ts";
 
 export type RpcAnswer =
@@ -35,7 +35,7 @@ export async function callDoor(
     });
     text = await res.text();
   } catch (e) {
-    const why = signal.aborted ? `no answer within ${timeoutMs / 1000}s` : (e as Error).message;
+    const why = signal.aborted ? `no answer within ${timeoutMs / 1000}s` : errorMessage(e);
     throw new MurError(
       "E-IO-003",
       `could not reach the door at ${url} for ${method}: ${why}`,

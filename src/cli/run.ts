@@ -4,7 +4,7 @@
  */
 import { startDoor } from "../door/server.ts";
 import { createDriver } from "../drivers/mod.ts";
-import { MurError, warningLine } from "../errors.ts";
+import { errorMessage, MurError, warningLine } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -408,7 +408,7 @@ export async function runCommand(args: string[]): Promise<number> {
     console.error(warningLine(
       "W-SEC-023",
       `this session's record under ~/.murmur/running/ could not be written, so \`mur watch\` and \`mur cancel\` cannot reach it by session address — only by the URL it announces: ${
-        e instanceof Error ? e.message : e
+        errorMessage(e)
       }`,
     ));
   }

@@ -8,7 +8,7 @@
  * sessions of a trace.jsonl in the folder itself (what an older mur left under `--workdir`, every
  * session appended to one file; the reader keeps the chosen session's lines).
  */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { parseSessionAddress } from "../session/running.ts";
 
 export interface SessionDir {
@@ -38,7 +38,7 @@ async function sesFolders(root: string): Promise<SessionDir[]> {
         "pass --workdir DIR, the folder that holds the ses_… folders (or the workdir given to mur run)",
       );
     }
-    throw new MurError("E-IO-002", `could not read ${root}: ${(e as Error).message}`);
+    throw new MurError("E-IO-002", `could not read ${root}: ${errorMessage(e)}`);
   }
   return out;
 }

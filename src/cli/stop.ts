@@ -9,7 +9,7 @@
  *
  * No --url: signals need the local pid, which only the record holds.
  */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import {
   pidAlive,
   removeRunningRecord,
@@ -86,7 +86,7 @@ function signalError(rec: RunningRecord, e: unknown): MurError {
   return new MurError(
     "E-RUN-024",
     `${rec.session_id} could not be ended: SIGTERM to pid ${rec.pid} was refused: ${
-      (e as Error).message
+      errorMessage(e)
     }`,
     "is the session another user's? its tasks were already canceled through the door",
   );
@@ -137,7 +137,7 @@ export async function stopCommand(args: string[]): Promise<number> {
         );
       }
     } catch (e) {
-      lines.push(`residue: unknown — the capsule could not be asked: ${(e as Error).message}`);
+      lines.push(`residue: unknown — the capsule could not be asked: ${errorMessage(e)}`);
     }
   } else {
     lines.push(`residue: unknown — the capsule could not be asked: ${reason}`);

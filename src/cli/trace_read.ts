@@ -3,7 +3,7 @@
  * `event_type, event_id, parent_id, session_id, timestamp`, then the event's fields.
  */
 import { z } from "zod";
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 
 const EnvelopeSchema = z.object({
   event_type: z.string(),
@@ -42,7 +42,7 @@ async function readTraceFile(path: string): Promise<TraceEvent[]> {
   try {
     text = await Deno.readTextFile(path);
   } catch (e) {
-    throw new MurError("E-TRC-001", `could not read ${path}: ${(e as Error).message}`);
+    throw new MurError("E-TRC-001", `could not read ${path}: ${errorMessage(e)}`);
   }
   const events: TraceEvent[] = [];
   const lines = text.split("\n");

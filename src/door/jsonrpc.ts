@@ -94,8 +94,8 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 }
 
 /**
- * Parses the body into an envelope. Throws `{id, error}` with -32700 / -32600; the id is echoed
- * when it was valid.
+ * Parses the body into an envelope, or returns `{id, error}` (not JSON, or not a JSON-RPC 2.0
+ * request); the id is echoed when it was valid.
  */
 export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcError } {
   let value: unknown;

@@ -3,7 +3,7 @@
  * gate before anything is read, the body cap, the envelope checks in the reference's order, then
  * the method. No handler waits on the agent loop.
  */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
 import type { Origin } from "../session/task_record.ts";
@@ -294,7 +294,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       onListen: () => {},
       onError: (e) => {
         // A stream view that faulted has said so on stderr already (events/view.ts).
-        if (!(e instanceof ConnectionFault)) o.warn(`door: ${e instanceof Error ? e.message : e}`);
+        if (!(e instanceof ConnectionFault)) o.warn(`door: ${errorMessage(e)}`);
         return bare(500);
       },
     }, handle);
@@ -308,7 +308,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     }
     throw new MurError(
       "E-RUN-010",
-      `the door could not listen on ${o.bind}:${o.port}: ${e instanceof Error ? e.message : e}`,
+      `the door could not listen on ${o.bind}:${o.port}: ${errorMessage(e)}`,
     );
   }
   const port = server.addr.port;

@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import YAML from "yaml";
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { pathError } from "../path_errors.ts";
 
 /** Why a scripted `error` step fails; the same words as `DriverErrorCause`. */
@@ -98,7 +98,7 @@ const regex = () =>
     } catch (e) {
       ctx.addIssue({
         code: "custom",
-        message: `is not a valid regular expression (${(e as Error).message})`,
+        message: `is not a valid regular expression (${errorMessage(e)})`,
       });
     }
   });

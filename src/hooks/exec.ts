@@ -3,6 +3,7 @@
  * the workdir as cwd, a deadline (30 s), and stdout read back. The process runs in its own
  * group, so a hook that hangs is killed together with whatever it forked.
  */
+import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
 
 /** The hook deadline (runtime-facts §6.1). `MURMUR_HOOK_TIMEOUT_MS` overrides it for tests. */
@@ -42,7 +43,7 @@ export async function runHookCommand(
   } catch (e) {
     return {
       kind: "spawn_failed",
-      message: `cannot run ${argv[0]}: ${e instanceof Error ? e.message : e}`,
+      message: `cannot run ${argv[0]}: ${errorMessage(e)}`,
       durationMs: Date.now() - started,
     };
   }

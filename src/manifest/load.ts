@@ -6,7 +6,7 @@
 import { parseDocument } from "yaml";
 import { basename, dirname, resolve } from "node:path";
 import { pathError } from "../path_errors.ts";
-import { ManifestErrors, MurError, warningLine } from "../errors.ts";
+import { errorMessage, ManifestErrors, MurError, warningLine } from "../errors.ts";
 import { validateManifest } from "./checks.ts";
 import { loadWarnings } from "./load_warnings.ts";
 import { suggestKey } from "./suggest.ts";
@@ -35,7 +35,8 @@ type Env = Record<string, string | undefined>;
 
 /**
  * Load and validate a manifest. `path` is the file, or a folder holding `murmur.yaml`.
- * Throws MurError: E-IO-001 (not found), E-MAN-001/002/003 (bad manifest), E-RUN-009
+ * Throws a MurError: E-IO-001/002/003/005 (the manifest or a file it names cannot be read),
+ * E-MAN-001/002/003 (every problem of a bad manifest at once, as one ManifestErrors), E-RUN-009
  * (system_prompt_file unreadable).
  */
 export async function loadManifest(
@@ -112,7 +113,7 @@ async function readManifest(file: string): Promise<string> {
 }
 
 function ioError(file: string, e: unknown): MurError {
-  const reason = e instanceof Error ? e.message : String(e);
+  const reason = errorMessage(e);
   if (e instanceof Deno.errors.PermissionDenied) {
     return new MurError("E-IO-002", `cannot read manifest ${file}: ${reason}`);
   }
@@ -135,7 +136,7 @@ export function parseYaml(text: string, label = MANIFEST_FILE): unknown {
   try {
     data = doc.toJS({ maxAliasCount: 100 });
   } catch (e) {
-    throw new MurError("E-MAN-002", `${label}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new MurError("E-MAN-002", `${label}: ${errorMessage(e)}`);
   }
   if (data === null || data === undefined) return {};
   if (typeof data !== "object" || Array.isArray(data)) {
@@ -353,9 +354,7 @@ async function inference(
     } catch (e) {
       throw new MurError(
         "E-RUN-009",
-        `inference.system_prompt_file: cannot read ${file}: ${
-          e instanceof Error ? e.message : String(e)
-        }`,
+        `inference.system_prompt_file: cannot read ${file}: ${errorMessage(e)}`,
         "the path is relative to the manifest's folder",
       );
     }

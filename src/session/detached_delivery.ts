@@ -5,6 +5,7 @@
  * session ends first, one `shell_abandoned` line — with the exit code when the command ended
  * during teardown. Each of the three is also one line on stderr.
  */
+import { errorMessage } from "../errors.ts";
 import { basename } from "node:path";
 import type { DetachedOutcome } from "../tools/types.ts";
 import { fence } from "../tools/fence.ts";
@@ -88,7 +89,7 @@ export class DetachedDelivery {
         : bytes;
       output = new TextDecoder().decode(tail);
     } catch (e) {
-      output = `(the log could not be read: ${e instanceof Error ? e.message : e})`;
+      output = `(the log could not be read: ${errorMessage(e)})`;
     }
     const cut = o.outputBytes > COMPLETION_OUTPUT_BYTES
       ? ` (the last ${COMPLETION_OUTPUT_BYTES} of ${o.outputBytes} bytes)`

@@ -4,6 +4,7 @@
  * before the on-task-end hooks. A non-zero exit reopens the task with the command's output as
  * feedback, up to `done_check.limit` times.
  */
+import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
 import { shellEnv } from "../tools/shell.ts";
 
@@ -41,7 +42,7 @@ export async function runDoneCheck(
       output: "",
       outputBytes: 0,
       durationMs: Date.now() - started,
-      note: `it could not be started: ${e instanceof Error ? e.message : e}`,
+      note: `it could not be started: ${errorMessage(e)}`,
     };
   }
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -17,6 +17,7 @@
  * When the harness ends its run and a continuation has a message (keep_working), the attempt
  * resumes the task's own harness session with it, as a reopen does.
  */
+import { errorMessage } from "../errors.ts";
 import type { ToolCall } from "../drivers/types.ts";
 import type { AttemptOutcome, HarnessDriver, HarnessPart } from "../drivers/harness.ts";
 import type { ArtifactFrame } from "../events/frames.ts";
@@ -186,7 +187,7 @@ export class HarnessAttempt implements Attempt {
       }
     } catch (e) {
       // The driver promises never to throw; if it does, the task still ends in one status.
-      outcome = driverFailure(`the process driver failed: ${e instanceof Error ? e.message : e}`);
+      outcome = driverFailure(`the process driver failed: ${errorMessage(e)}`);
     }
     c.turns += turnsUsed;
     if (inputTimedOut && !task.abort.signal.aborted) {

@@ -3,6 +3,7 @@
  * driver's parts streamed into the turn sink as they come (text, thinking, tool-call-started,
  * tool-call-progress at the shared rate), and what the turn produced gathered for the attempt.
  */
+import { errorMessage } from "../errors.ts";
 import type {
   ConversationMessage,
   Driver,
@@ -112,7 +113,7 @@ export async function streamTurn(
     }
   } catch (e) {
     if (!signal.aborted) {
-      out.error = { cause: "driver_error", message: e instanceof Error ? e.message : String(e) };
+      out.error = { cause: "driver_error", message: errorMessage(e) };
     }
   }
   if (signal.aborted) return null;

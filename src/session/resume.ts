@@ -7,7 +7,7 @@
  * trace, so a second resume of the same session reports nothing.
  */
 import type { ConversationMessage } from "../drivers/types.ts";
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadConversation } from "./conversation_record.ts";
 import { traceLine } from "./trace.ts";
@@ -44,7 +44,7 @@ function readLines(path: string): Line[] {
   } catch (e) {
     throw new MurError(
       "E-TRC-002",
-      `cannot read ${path}: ${e instanceof Error ? e.message : e}`,
+      `cannot read ${path}: ${errorMessage(e)}`,
       "give a session folder that holds a trace.jsonl",
     );
   }

@@ -8,7 +8,7 @@
  * card naming the session) before anything is sent to or signalled at it.
  */
 import { z } from "zod";
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { CAPSULE_URI } from "../events/frames.ts";
 
 export interface RunningRecord {
@@ -120,7 +120,7 @@ export async function listRunningRecords(home: string = murmurHome()): Promise<R
     if (e instanceof Deno.errors.NotFound) return [];
     throw new MurError(
       "E-RUN-028",
-      `the running-capsule records could not be read: ${dir}: ${(e as Error).message}`,
+      `the running-capsule records could not be read: ${dir}: ${errorMessage(e)}`,
       `check the permissions of ${dir} (or set MURMUR_HOME)`,
     );
   }
@@ -309,7 +309,7 @@ export async function probeCard(
     if (e instanceof SyntaxError) {
       return { ok: false, reason: `the agent card from ${url} is not JSON` };
     }
-    const why = signal.aborted ? `no answer within ${timeoutMs} ms` : (e as Error).message;
+    const why = signal.aborted ? `no answer within ${timeoutMs} ms` : errorMessage(e);
     return { ok: false, reason: `failed to connect: ${why}` };
   }
   const id = sessionIdOfCard(card);

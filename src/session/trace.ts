@@ -4,7 +4,7 @@
  * so what a SIGKILL interrupts is only the line being written, and the order is the call order.
  * What a line may hold is `src/trace_events.ts`: the writer takes nothing else.
  */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { IdSource } from "../ids.ts";
 import type { TraceEventType, TraceFieldsOf } from "../trace_events.ts";
 
@@ -65,9 +65,7 @@ export class TraceWriter {
     } catch (e) {
       this.#failed = new MurError(
         "E-RUN-007",
-        `the session trace could not be written (${this.path}): ${
-          e instanceof Error ? e.message : e
-        }`,
+        `the session trace could not be written (${this.path}): ${errorMessage(e)}`,
         "check the disk and the workdir's permissions; the session ends",
       );
       this.onFailure(this.#failed);

@@ -4,6 +4,7 @@
  * plain text, or one JSON object of MCP's CallToolResult shape whose text blocks become the
  * result and whose images become attachments. A non-zero exit is data, as for shell tools.
  */
+import { errorMessage } from "../errors.ts";
 import { z } from "zod";
 import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
@@ -133,7 +134,7 @@ export class CommandTool implements Tool {
         ? "the program does not exist"
         : e instanceof Deno.errors.PermissionDenied
         ? "the program is not executable"
-        : (e as Error).message;
+        : errorMessage(e);
       return notReached(`tool '${this.name}' cannot run ${resolved}: ${why}`);
     }
     const aborted = await exitOrAbort(s.status, ctx.signal);
@@ -158,7 +159,7 @@ export class CommandTool implements Tool {
       try {
         logPath = await writeOutputLog(ctx.workdir, `tool-${this.name}`, this.#now(), text);
       } catch (e) {
-        logPath = `(not written: ${(e as Error).message})`;
+        logPath = `(not written: ${errorMessage(e)})`;
       }
       text = withNewline(headUtf8(bytes, TRUNCATE_BYTES)) +
         `[output truncated: the first ${TRUNCATE_BYTES} of ${bytes.length} bytes are shown; ` +

@@ -4,6 +4,7 @@
  * nothing expanded. The result is data whatever the exit code; a command that outlives
  * `lifecycle.shell_grace_secs` moves to the background (seed 004 "Detached shell").
  */
+import { errorMessage } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { DetachedShells } from "./detached.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
@@ -185,7 +186,7 @@ export class ShellTool implements Tool {
         clearEnv: true,
       });
     } catch (e) {
-      return notReached(`${this.name}: cannot run ${binary}: ${(e as Error).message}`);
+      return notReached(`${this.name}: cannot run ${binary}: ${errorMessage(e)}`);
     }
     const run = { binary, command };
 
@@ -237,7 +238,7 @@ export class ShellTool implements Tool {
     try {
       logPath = await writeOutputLog(workdir, "shell", this.#now(), full);
     } catch (e) {
-      logPath = `(not written: ${(e as Error).message})`;
+      logPath = `(not written: ${errorMessage(e)})`;
     }
     const part = (c: StreamCapture, name: string) =>
       over(c)

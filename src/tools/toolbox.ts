@@ -4,6 +4,7 @@
  * run in the reference's order (§7.1): declared at all → required fields → read_only; the
  * policy hook is the loop's. What reached a tool is fenced under `tool:<name>`.
  */
+import { errorMessage } from "../errors.ts";
 import type { ToolCall, ToolSpec } from "../drivers/types.ts";
 import type { CapabilitiesConfig, ToolConfig } from "../manifest/types.ts";
 import { CommandTool } from "./command.ts";
@@ -139,7 +140,7 @@ export class ToolBox {
     try {
       result = await tool.call(input, ctx);
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
+      const why = errorMessage(e);
       return notReached(`tool '${tool.name}' failed: ${why}`, this.#now() - started);
     }
     // Output that came from the tool is untrusted data; a runtime message about a call that

@@ -4,7 +4,7 @@
  * ends any other way. It never reconnects. `--since`, `--task` and `--exit-status` (outcome.ts,
  * follow.ts) change where the replay starts, which events are shown, when it ends and the code.
  */
-import { MurError } from "../errors.ts";
+import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "../session/running.ts";
 import { sseEvents } from "./sse.ts";
 import { type Out, WatchRenderer } from "./render.ts";
@@ -90,7 +90,7 @@ export async function openWatch(
   } catch (e) {
     throw new MurError(
       "E-IO-003",
-      `could not connect to ${target.name} at ${target.url}: ${(e as Error).message}`,
+      `could not connect to ${target.name} at ${target.url}: ${errorMessage(e)}`,
       "check that the capsule is running (mur ps) and that the address is right",
     );
   }
@@ -118,8 +118,9 @@ export async function openWatch(
 
 /**
  * Watches until the stream ends (with `task`: until that task ends). Resolves with the exit code
- * (outcome.ts); throws E-IO-003 when the connection ends without capsule-closed, unless
- * `exitStatus` has a task outcome to report instead (the error is then written to stderr here).
+ * (outcome.ts); throws E-RUN-048 when `--task` names no task of the session, and E-IO-003 when
+ * the connection ends without capsule-closed, unless `exitStatus` has a task outcome to report
+ * instead (the error is then written to stderr here).
  */
 export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions): Promise<number> {
   const follow = opts.task ? new Follow(opts.task) : undefined;

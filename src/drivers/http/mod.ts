@@ -34,10 +34,6 @@ const ADAPTERS: Record<string, ProviderAdapter> = {
   "openai-compatible": openaiCompatibleAdapter,
 };
 
-export function isHttpDriver(name: string): boolean {
-  return name in ADAPTERS;
-}
-
 /** Build the driver; throws `E-RUN-005` when the config cannot make a call at all. */
 export function createHttpDriver(cfg: InferenceConfig, opts: HttpDriverOptions = {}): Driver {
   const adapter = ADAPTERS[cfg.driver];

@@ -8,6 +8,7 @@
  * harness's later report of the result to it: by `_meta["claudecode/toolUseId"]` when the
  * harness sends one, else by tool name and arguments.
  */
+import { errorMessage } from "../../errors.ts";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import {
@@ -244,7 +245,7 @@ export class ToolBridge {
     } catch (e) {
       // Fail closed: a dispatch that could not decide is a refusal.
       record.durationMs = now() - started;
-      return refusal(`tool call failed: ${e instanceof Error ? e.message : String(e)}`);
+      return refusal(`tool call failed: ${errorMessage(e)}`);
     } finally {
       this.#inFlight--;
       this.#opts.onInFlight?.(-1);

@@ -4,6 +4,7 @@
  * supervise the run (supervisor.ts) while the turn tracker turns the dialect's events into
  * `HarnessPart`s, until exactly one `result` (outcome.ts) on every path out.
  */
+import { errorMessage } from "../../errors.ts";
 import { BRIDGE_SERVER_NAME, ToolBridge } from "./bridge.ts";
 import { CallOrder } from "./call_order.ts";
 import { HarnessProcess } from "./harness_process.ts";
@@ -61,7 +62,7 @@ export async function* runAttempt(
   try {
     binary = await resolveBinary(ctx.command, desc.binary, baseEnv.PATH ?? "", ctx.baseDir);
   } catch (e) {
-    yield* failedBeforeStart("E-RUN-006", "not-found", errText(e), null);
+    yield* failedBeforeStart("E-RUN-006", "not-found", errorMessage(e), null);
     return;
   }
   let probe = ctx.versions.get(binary.path);
@@ -132,7 +133,7 @@ export async function* runAttempt(
         prompt: req.prompt,
       });
     } catch (e) {
-      const message = `the process driver could not plan the launch: ${errText(e)}`;
+      const message = `the process driver could not plan the launch: ${errorMessage(e)}`;
       yield* failedBeforeStart("E-RUN-034", "driver-error", message, session.id);
       return;
     }
@@ -158,7 +159,7 @@ export async function* runAttempt(
         keepStdinOpen: plan.keepStdinOpen,
       });
     } catch (e) {
-      const message = `the harness '${binary.path}' could not be started: ${errText(e)}`;
+      const message = `the harness '${binary.path}' could not be started: ${errorMessage(e)}`;
       yield* failedBeforeStart("E-RUN-034", "driver-error", message, session.id);
       return;
     }
@@ -260,8 +261,4 @@ type Failed = Extract<AttemptOutcome, { status: "failed" }>;
 
 function failedTrace(o: Failed): HarnessPart {
   return trace("harness_failed", { kind: o.kind, message: o.message, source: o.origin });
-}
-
-function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
