@@ -3,7 +3,9 @@
  * error bodies (door-facts §3–§4). Every answer is HTTP 200 with one JSON body.
  */
 
-export type RpcId = string | number | null;
+import { envelope, type RpcId } from "../a2a/envelope.ts";
+
+export type { RpcId };
 
 export interface RpcErrorBody {
   code: number;
@@ -48,13 +50,13 @@ export function unsupported(message: string, metadata: Record<string, string> = 
 }
 
 export function rpcResult(id: RpcId, result: unknown): string {
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${JSON.stringify(result)}}`;
+  return envelope(id, "result", result);
 }
 
 export function rpcErrorBody(id: RpcId, e: RpcError): string {
   const error: RpcErrorBody = { code: e.code, message: e.message };
   if (e.data) error.data = e.data;
-  return JSON.stringify({ jsonrpc: "2.0", id, error });
+  return envelope(id, "error", error);
 }
 
 export interface Envelope {

@@ -1,7 +1,9 @@
 /**
- * The door: A2A v1.0 JSON-RPC over Deno.serve (contract §5, door-facts §1–§4). Routes, the token
- * gate before anything is read, the body cap, the envelope checks in the reference's order, then
- * the method. No handler waits on the agent loop.
+ * The door: A2A v1.0 JSON-RPC over Deno.serve (README "The door", docs/protocol.md). Routes: the
+ * card and the live page before the token gate, then attachments, `/ui/status`, and JSON-RPC
+ * calls, which pass the checks of rpc_checks.ts (body cap, envelope, method, scope) in the
+ * reference's order and reach their handler through the method table (handlers.ts). No handler
+ * waits on the agent loop.
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
@@ -9,29 +11,15 @@ import type { Session } from "../session/session.ts";
 import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
-import {
-  checkVersion,
-  type Envelope,
-  parseEnvelope,
-  RpcError as RpcErrorClass,
-  rpcErrorBody,
-  rpcResult,
-  unsupported,
-} from "./jsonrpc.ts";
-import {
-  type CallContext,
-  cancelTask,
-  extendedCard,
-  getTask,
-  listTasks,
-  sendMessage,
-  stopSession,
-} from "./methods.ts";
-import { sendStreaming, subscribeToTask, watchSession } from "./streams.ts";
+import { Gate } from "./gate.ts";
+import { handlerOf } from "./handlers.ts";
+import { type Envelope, RpcError, rpcErrorBody } from "./jsonrpc.ts";
+import type { CallContext } from "./methods.ts";
+import { bare, json, JSON_HEADERS, through } from "./responses.ts";
+import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
 
-/** Request bodies over this are refused with 413 before they are read (contract §5). */
-export const BODY_CAP_BYTES = 8 * 1024 * 1024;
+export { BODY_CAP_BYTES } from "./body.ts";
 
 /**
  * The card is built once per session and names its port, so a cache may keep it a while but
@@ -67,67 +55,15 @@ export interface Door {
   shutdown(): Promise<void>;
 }
 
-const JSON_HEADERS = { "content-type": "application/json" };
-
-function bare(status: number, extra: Record<string, string> = {}): Response {
-  return new Response(null, { status, headers: extra });
-}
-
-function json(status: number, body: string, extra: Record<string, string> = {}): Response {
-  return new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } });
-}
-
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
   const auth = manifest.network.authentication
     ? await DoorAuth.create(manifest.network.authentication.credentials)
     : null;
-  const realm = manifest.name.replace(/["\\]/g, "_");
+  const gate = new Gate(auth, manifest.name);
   // Filled in once the port is known (the card names it); no request is served before.
   const cards = { publicBody: "", extendedValue: null as unknown, etag: "", modified: "" };
-  const methods = new Set(doorMethods(auth !== null));
-
-  /** Token gate: null when admitted, else the refusal. */
-  const gate = async (req: Request): Promise<{ grant: Grant | null } | Response> => {
-    if (!auth) return { grant: null };
-    const header = req.headers.get("authorization");
-    if (header === null) {
-      return json(
-        401,
-        JSON.stringify({
-          error: "unauthenticated",
-          message:
-            "this door takes a token this capsule's runtime minted, as Authorization: Bearer <token>",
-        }),
-        { "www-authenticate": `Bearer realm="${realm}"` },
-      );
-    }
-    const m = /^bearer\s+(\S+)$/i.exec(header.trim());
-    const grant = m && !header.includes(",") ? await auth.verify(m[1]) : null;
-    if (!grant) {
-      return json(
-        401,
-        JSON.stringify({
-          error: "invalid_token",
-          message: "the Authorization header does not present a token this session minted",
-        }),
-        { "www-authenticate": `Bearer realm="${realm}", error="invalid_token"` },
-      );
-    }
-    return { grant };
-  };
-
-  const forbidden = (grant: Grant, scope: string): Response =>
-    json(
-      403,
-      JSON.stringify({
-        error: "insufficient_scope",
-        message: `credential '${grant.credential}' does not reach ${scope}`,
-      }),
-      {
-        "www-authenticate": `Bearer realm="${realm}", error="insufficient_scope", scope="${scope}"`,
-      },
-    );
+  const checks = rpcChecks(new Set(doorMethods(auth !== null)), gate);
 
   const handle = async (req: Request): Promise<Response> => {
     if (o.ready) await o.ready;
@@ -144,57 +80,14 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     // The live page holds no data: served before the token gate (src/ui/routes.ts).
     const page = pageFile(req, url);
     if (page !== null) return servePage(req, page);
-    const admitted = await gate(req);
+    const admitted = await gate.admit(req);
     if (admitted instanceof Response) return admitted;
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
     if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
-    if (url.pathname !== "/" || url.search || req.method !== "POST") return bare(404);
-    // Media types are case-insensitive; like the reference, any line naming application/json.
-    const ctype = (req.headers.get("content-type") ?? "").toLowerCase();
-    if (!ctype.includes("application/json")) return bare(404);
-    const declared = req.headers.get("content-length");
-    if (declared !== null && Number(declared) > BODY_CAP_BYTES) return tooLarge();
-    const bytes = await readCapped(req);
-    if (bytes === "too-large") return tooLarge();
-    // The client closed before sending the body it announced: its fault, answered, not logged.
-    if (bytes === "cut") return bare(400);
-    if (bytes.length === 0) return bare(404);
-
-    let text: string;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    } catch {
-      return json(200, rpcErrorBody(null, new RpcErrorClass(-32700, "Invalid JSON payload")));
-    }
-    const env = parseEnvelope(text);
-    if ("error" in env) return json(200, rpcErrorBody(env.id, env.error));
-    const versionError = checkVersion(req.headers);
-    if (versionError) return json(200, rpcErrorBody(env.id, versionError));
-    if (!methods.has(env.method)) {
-      // A public door knows the method but serves no extended card (door-facts §2).
-      const refusal = env.method === "GetExtendedAgentCard"
-        ? unsupported("this agent serves no extended agent card")
-        : new RpcErrorClass(-32601, "Method not found");
-      return json(200, rpcErrorBody(env.id, refusal));
-    }
-    if (grant && env.method !== "GetExtendedAgentCard" && !grant.scopes.has(env.method)) {
-      return forbidden(grant, env.method);
-    }
-    if (
-      env.params !== undefined && (typeof env.params !== "object" || env.params === null ||
-        Array.isArray(env.params))
-    ) {
-      return json(
-        200,
-        rpcErrorBody(
-          env.id,
-          new RpcErrorClass(-32602, "Invalid parameters: params must be an object"),
-        ),
-      );
-    }
-    return await dispatch(req, { ...env, params: env.params ?? {} });
+    const call: RpcRequest = { req, url, grant };
+    return await through(call, checks) ?? await dispatch(req, call.env!);
   };
 
   const ctxFor = (_grant: Grant | null, req: Request): CallContext => {
@@ -218,36 +111,18 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       heartbeatMs: o.heartbeatMs,
       warn: o.warn,
     };
+    const handler = handlerOf(env.method);
+    if (!handler) return json(200, rpcErrorBody(env.id, new RpcError(-32601, "Method not found")));
     try {
-      switch (env.method) {
-        case "SendMessage":
-          return json(200, rpcResult(env.id, await sendMessage(ctx, env.params)));
-        case "SendStreamingMessage":
-          return sendStreaming(ctx, stream);
-        case "SubscribeToTask":
-          return subscribeToTask(ctx, stream);
-        case "murmur.WatchSession":
-          return watchSession(ctx, stream);
-        case "GetTask":
-          return json(200, rpcResult(env.id, getTask(ctx, env.params)));
-        case "ListTasks":
-          return json(200, rpcResult(env.id, listTasks(ctx, env.params)));
-        case "CancelTask":
-          return json(200, rpcResult(env.id, cancelTask(ctx, env.params)));
-        case "murmur.StopSession":
-          return json(200, rpcResult(env.id, stopSession(ctx)));
-        case "GetExtendedAgentCard":
-          return json(200, rpcResult(env.id, extendedCard(ctx)));
-      }
-      return json(200, rpcErrorBody(env.id, new RpcErrorClass(-32601, "Method not found")));
+      return await handler({ ctx, stream });
     } catch (e) {
-      if (e instanceof RpcErrorClass) return json(200, rpcErrorBody(env.id, e));
+      if (e instanceof RpcError) return json(200, rpcErrorBody(env.id, e));
       o.warn(`door: ${env.method} failed: ${e instanceof Error ? e.stack : e}`);
       return json(
         200,
         rpcErrorBody(
           env.id,
-          new RpcErrorClass(-32603, "internal error: the request could not be handled"),
+          new RpcError(-32603, "internal error: the request could not be handled"),
         ),
       );
     }
@@ -255,7 +130,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
 
   const attachment = (req: Request, url: URL, grant: Grant | null): Response => {
     if (req.method !== "GET") return bare(405, { allow: "GET" });
-    if (grant && !grant.scopes.has("GetTask")) return forbidden(grant, "GetTask");
+    const refused = gate.require(grant, "GetTask");
+    if (refused) return refused;
     const m = /^\/attachments\/([^/]+)\/([0-9a-f]{64})$/.exec(url.pathname);
     if (!m || url.search) return bare(404);
     const task = o.session.registry.get(m[1]);
@@ -268,23 +144,12 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
 
   const pageStatus = (req: Request, url: URL, grant: Grant | null): Response => {
     if (req.method !== "GET") return bare(405, { allow: "GET" });
-    if (grant && !grant.scopes.has("murmur.WatchSession")) {
-      return forbidden(grant, "murmur.WatchSession");
-    }
+    const refused = gate.require(grant, "murmur.WatchSession");
+    if (refused) return refused;
     const caller = { credential: grant?.credential ?? null, scopes: grant?.scopes ?? null };
     const body = uiStatus(o.session, url, caller, o.heartbeatMs);
     return json(200, JSON.stringify(body), { "cache-control": "no-store" });
   };
-
-  const tooLarge = () =>
-    json(
-      413,
-      JSON.stringify({
-        error: "payload_too_large",
-        message:
-          `this door reads request bodies of at most ${BODY_CAP_BYTES} bytes (8 MiB); send a smaller message`,
-      }),
-    );
 
   let server: Deno.HttpServer<Deno.NetAddr>;
   try {
@@ -343,35 +208,4 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       await server.shutdown().catch(() => {});
     },
   };
-}
-
-async function readCapped(req: Request): Promise<Uint8Array | "too-large" | "cut"> {
-  if (!req.body) return new Uint8Array();
-  const chunks: Uint8Array[] = [];
-  let n = 0;
-  const reader = req.body.getReader();
-  for (;;) {
-    let step: ReadableStreamReadResult<Uint8Array>;
-    try {
-      step = await reader.read();
-    } catch {
-      // The body ended before its Content-Length (or its chunked framing broke).
-      return "cut";
-    }
-    const { done, value } = step;
-    if (done) break;
-    n += value.length;
-    if (n > BODY_CAP_BYTES) {
-      await reader.cancel().catch(() => {});
-      return "too-large";
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(n);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
 }

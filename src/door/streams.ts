@@ -9,7 +9,7 @@ import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { openView, type TaskProbe, type ViewKind } from "../events/view.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
-import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { invalidParams, RpcError, rpcResult, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, deliverReply, routeMessage } from "./methods.ts";
 
 export interface StreamRequest {
@@ -121,9 +121,7 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
     const one = new TextEncoder().encode(
-      `data: {"jsonrpc":"2.0","id":${JSON.stringify(req.id)},"result":${
-        JSON.stringify({ task: toA2A(res.task) })
-      }}\n\n`,
+      `data: ${rpcResult(req.id, { task: toA2A(res.task) })}\n\n`,
     );
     return sseResponse(
       new ReadableStream({

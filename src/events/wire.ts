@@ -9,6 +9,7 @@
  * connection that writes a run of consecutive events hands the socket one subarray and copies
  * nothing.
  */
+import { envelopeHead } from "../a2a/envelope.ts";
 import type { EventLog, LogEntry } from "./log.ts";
 
 const enc = new TextEncoder();
@@ -45,7 +46,7 @@ export class Wire {
   #nextBlock = MIN_BLOCK;
 
   constructor(readonly key: string, requestId: string | number, readonly activated: boolean) {
-    this.head = enc.encode(`data: {"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"result":`);
+    this.head = enc.encode(`data: ${envelopeHead(requestId, "result")}`);
   }
 
   /** The event's bytes on this wire, or null when its connections do not see it (plain + murmur). */
