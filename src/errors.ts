@@ -1,10 +1,13 @@
 /**
  * Diagnostics a user can meet: `error[E-RUN-022]: <message>` on stderr, with an optional hint.
- * Every error that stops a command is a MurError so the CLI prints one consistent form.
+ * Every error that stops a command is a MurError so the CLI prints one consistent form; its code
+ * is one of the registry's (src/diagnostics.ts, docs/diagnostics.md).
  */
+import type { DiagnosticCode } from "./diagnostics.ts";
+
 export class MurError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: DiagnosticCode,
     message: string,
     readonly hint?: string,
   ) {
@@ -43,7 +46,7 @@ export class ManifestErrors extends MurError {
 }
 
 /** A warning line, CLI side: `warning[W-SEC-032]: …`. */
-export function warningLine(code: string, message: string): string {
+export function warningLine(code: DiagnosticCode, message: string): string {
   return `warning[${code}]: ${message}`;
 }
 

@@ -5,6 +5,7 @@
  * (detached shells, delegations). A task that cannot be canceled (it has ended) is the door's
  * refusal, E-RUN-049, exit 1: nothing was changed.
  */
+import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
 import { resolveSession } from "../session/running.ts";
 import { stateWord } from "../watch/format.ts";
@@ -85,7 +86,7 @@ export async function cancelCommand(args: string[]): Promise<number> {
     await writeOut(lines.join("\n") + "\n");
     return 0;
   }
-  if (answer.code === -32002) {
+  if (answer.code === RPC_ERRORS.taskNotCancelable.code) {
     // Already ended: the door says in which state; nothing was changed.
     const info = Array.isArray(answer.data) ? answer.data[0] : undefined;
     const state = info?.metadata?.state;
@@ -96,7 +97,7 @@ export async function cancelCommand(args: string[]): Promise<number> {
       "a task that has ended cannot be canceled; nothing was changed",
     );
   }
-  if (answer.code === -32001) {
+  if (answer.code === RPC_ERRORS.taskNotFound.code) {
     throw new MurError(
       "E-RUN-048",
       `${name} holds no task ${taskId} (${answer.code} ${answer.message})`,

@@ -4,6 +4,7 @@
  * and verified against the running records; --url skips resolution and presents
  * $MURMUR_DOOR_TOKEN if set. README "Following a session" documents every flag and exit code.
  */
+import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
 import { probeCard, resolveSession } from "../session/running.ts";
 import type { TaskCheck } from "../watch/follow.ts";
@@ -133,7 +134,9 @@ async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
         ? { kind: "state", state }
         : { kind: "unknown", why: "GetTask answered without a state" };
     }
-    if (answer.code === -32001) return { kind: "missing", why: `${answer.code} ${answer.message}` };
+    if (answer.code === RPC_ERRORS.taskNotFound.code) {
+      return { kind: "missing", why: `${answer.code} ${answer.message}` };
+    }
     return { kind: "unknown", why: `GetTask: ${answer.code} ${answer.message}` };
   } catch (e) {
     if (e instanceof MurError) return { kind: "unknown", why: e.message };

@@ -4,6 +4,7 @@
  */
 
 import { envelope, type RpcId } from "../a2a/envelope.ts";
+import { RPC_ERRORS, type RpcCode, type RpcErrorName } from "../diagnostics.ts";
 
 export type { RpcId };
 
@@ -15,7 +16,7 @@ export interface RpcErrorBody {
 
 export class RpcError extends Error {
   constructor(
-    readonly code: number,
+    readonly code: RpcCode,
     message: string,
     readonly data?: unknown[],
   ) {
@@ -23,30 +24,41 @@ export class RpcError extends Error {
   }
 }
 
+/** The JSON-RPC 2.0 errors: a code from the registry and a message. */
+type PlainErrorName = { [K in RpcErrorName]: RpcErrorOf<K>["reason"] extends null ? K : never }[
+  RpcErrorName
+];
+/** A2A's errors, which carry a reason. */
+type A2aErrorName = Exclude<RpcErrorName, PlainErrorName>;
+type RpcErrorOf<K extends RpcErrorName> = (typeof RPC_ERRORS)[K];
+
+export function rpcError(name: PlainErrorName, message: string): RpcError {
+  return new RpcError(RPC_ERRORS[name].code, message);
+}
+
 /** A2A errors carry one google.rpc.ErrorInfo in `data` (string metadata values only). */
 export function a2aError(
-  code: number,
-  reason: string,
+  name: A2aErrorName,
   message: string,
   metadata: Record<string, string> = {},
-  domain = "a2a-protocol.org",
 ): RpcError {
+  const { code, reason } = RPC_ERRORS[name];
   return new RpcError(code, message, [{
     "@type": "type.googleapis.com/google.rpc.ErrorInfo",
     reason,
-    domain,
+    domain: "a2a-protocol.org",
     metadata,
   }]);
 }
 
-export const invalidParams = (message: string) => new RpcError(-32602, message);
+export const invalidParams = (message: string) => rpcError("invalidParams", message);
 
 export function taskNotFound(taskId: string): RpcError {
-  return a2aError(-32001, "TASK_NOT_FOUND", "Task not found", { taskId });
+  return a2aError("taskNotFound", "Task not found", { taskId });
 }
 
 export function unsupported(message: string, metadata: Record<string, string> = {}): RpcError {
-  return a2aError(-32004, "UNSUPPORTED_OPERATION", message, metadata);
+  return a2aError("unsupportedOperation", message, metadata);
 }
 
 export function rpcResult(id: RpcId, result: unknown): string {
@@ -71,7 +83,7 @@ function validId(id: unknown): id is string | number {
 }
 
 /**
- * JSON nested deeper than this is refused as unparsable (-32700) before it is parsed: parsing a
+ * JSON nested deeper than this is refused as unparsable (parseError) before it is parsed: parsing a
  * deeply nested text costs time linear in its depth on the door's one thread (an 8 MiB body of
  * `[` is about 4 million levels and seconds of stall for every other client), and no A2A
  * message needs more than a few dozen. RFC 8259 §9 lets a parser limit nesting.
@@ -105,11 +117,11 @@ export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcE
     if (nestsDeeperThan(body, MAX_JSON_DEPTH)) throw new Error("nested too deep");
     value = JSON.parse(body);
   } catch {
-    return { id: null, error: new RpcError(-32700, "Invalid JSON payload") };
+    return { id: null, error: rpcError("parseError", "Invalid JSON payload") };
   }
   const invalid = (id: RpcId) => ({
     id,
-    error: new RpcError(-32600, "Request payload validation error"),
+    error: rpcError("invalidRequest", "Request payload validation error"),
   });
   if (typeof value !== "object" || value === null || Array.isArray(value)) return invalid(null);
   const v = value as Record<string, unknown>;
@@ -130,8 +142,7 @@ export function checkVersion(headers: Headers): RpcError | null {
   if (values.length === 1 && /^1\.0(\.\d+)?$/.test(values[0])) return null;
   const requested = values.join(", ");
   return a2aError(
-    -32009,
-    "VERSION_NOT_SUPPORTED",
+    "versionNotSupported",
     `A2A version '${requested}' is not supported; this agent speaks 1.0`,
     { requestedVersion: requested, supportedVersions: "1.0" },
   );

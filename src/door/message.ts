@@ -95,8 +95,7 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
       const mediaType = mediaTypeOf(p);
       if (typeof mediaType === "string") md.mediaType = mediaType;
       return a2aError(
-        -32005,
-        "CONTENT_TYPE_NOT_SUPPORTED",
+        "contentTypeNotSupported",
         `message.parts[${i}] is a ${kind} part; this agent reads text and data parts only`,
         md,
       );

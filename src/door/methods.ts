@@ -187,8 +187,7 @@ export function cancelTask(ctx: CallContext, params: Record<string, unknown>): T
   if (!task) throw taskNotFound(id);
   if (!ctx.session.cancel(task)) {
     throw a2aError(
-      -32002,
-      "TASK_NOT_CANCELABLE",
+      "taskNotCancelable",
       `Task cannot be canceled: it is already ${task.state}`,
       { taskId: task.id, state: task.state },
     );

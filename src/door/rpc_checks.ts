@@ -11,7 +11,7 @@ import {
   checkVersion,
   type Envelope,
   parseEnvelope,
-  RpcError,
+  rpcError,
   rpcErrorBody,
   unsupported,
 } from "./jsonrpc.ts";
@@ -48,7 +48,7 @@ const utf8: Step<RpcRequest> = (r) => {
   try {
     r.text = new TextDecoder("utf-8", { fatal: true }).decode(r.bytes);
   } catch {
-    return json(200, rpcErrorBody(null, new RpcError(-32700, "Invalid JSON payload")));
+    return json(200, rpcErrorBody(null, rpcError("parseError", "Invalid JSON payload")));
   }
 };
 
@@ -69,7 +69,7 @@ function known(methods: ReadonlySet<string>): Step<RpcRequest> {
     if (methods.has(env!.method)) return;
     const refusal = env!.method === "GetExtendedAgentCard"
       ? unsupported("this agent serves no extended agent card")
-      : new RpcError(-32601, "Method not found");
+      : rpcError("methodNotFound", "Method not found");
     return json(200, rpcErrorBody(env!.id, refusal));
   };
 }
@@ -89,7 +89,10 @@ const params: Step<RpcRequest> = ({ env }) => {
   if (typeof p !== "object" || p === null || Array.isArray(p)) {
     return json(
       200,
-      rpcErrorBody(env!.id, new RpcError(-32602, "Invalid parameters: params must be an object")),
+      rpcErrorBody(
+        env!.id,
+        rpcError("invalidParams", "Invalid parameters: params must be an object"),
+      ),
     );
   }
 };

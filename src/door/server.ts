@@ -13,7 +13,7 @@ import { DoorAuth, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
 import { handlerOf } from "./handlers.ts";
-import { type Envelope, RpcError, rpcErrorBody } from "./jsonrpc.ts";
+import { type Envelope, RpcError, rpcError, rpcErrorBody } from "./jsonrpc.ts";
 import type { CallContext } from "./methods.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
@@ -112,7 +112,9 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       warn: o.warn,
     };
     const handler = handlerOf(env.method);
-    if (!handler) return json(200, rpcErrorBody(env.id, new RpcError(-32601, "Method not found")));
+    if (!handler) {
+      return json(200, rpcErrorBody(env.id, rpcError("methodNotFound", "Method not found")));
+    }
     try {
       return await handler({ ctx, stream });
     } catch (e) {
@@ -122,7 +124,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
         200,
         rpcErrorBody(
           env.id,
-          new RpcError(-32603, "internal error: the request could not be handled"),
+          rpcError("internalError", "internal error: the request could not be handled"),
         ),
       );
     }

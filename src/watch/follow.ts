@@ -16,7 +16,7 @@ import { stateWord, TERMINAL_WORDS } from "./format.ts";
 
 /** What GetTask said of the followed task. */
 export type TaskCheck =
-  /** -32001: the session holds no such task. */
+  /** taskNotFound (src/diagnostics.ts): the session holds no such task. */
   | { kind: "missing"; why: string }
   /** The task's current state, `TASK_STATE_*`. */
   | { kind: "state"; state: string }

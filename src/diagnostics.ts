@@ -1,0 +1,116 @@
+/**
+ * Every diagnostic code `mur` prints (`error[E-…]`, `warning[W-…]`) and every JSON-RPC error code
+ * the door answers, with what each means. docs/diagnostics.md's tables are this registry written
+ * out: tests/diagnostics_test.ts checks that every code in src/ is here, that every code here is
+ * used and documented, and that the docs say the same thing. A new code is a line here and a row
+ * there; `MurError` and `warningLine` take only these.
+ */
+
+export const DIAGNOSTICS = {
+  "E-CLI-001": "an unknown command or subcommand",
+  "E-CLI-002":
+    "an unknown flag, a flag without its value, a missing or extra argument, flags that do not go together",
+  "E-CLI-003": "a value the flag or argument does not take",
+  "E-IO-001":
+    "a file or folder a flag or the manifest names is not there (the manifest, a script, a tool or hook program with a `/`)",
+  "E-IO-002": "permission denied on a path a flag or the manifest names",
+  "E-IO-003":
+    "the connection to a capsule's door was lost or could not be made (`mur watch`: `connection to <session> lost after event id <n>`); other I/O errors reading the manifest",
+  "E-IO-004":
+    "the door refused the request (HTTP 401/403: the token is missing or lacks the method's scope) or did not answer as a door",
+  "E-IO-005":
+    "a path names the wrong kind of thing: a file where a folder is needed (`--workdir`), a folder where a file is (`inference.script`, a tool's program)",
+  "E-IO-006": "the file system refused to write: the disk or a quota is full, or it is read-only",
+  "E-MAN-001": "a required key is missing (or a provider key is given without a driver)",
+  "E-MAN-002": "YAML syntax, with line and column",
+  "E-MAN-003":
+    "a value is not valid, naming its key path (`inference.max_turns`, `hooks[1].commit_policy`, an unset `${NAME}`, …)",
+  "W-SEC-019":
+    "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
+  "W-MAN-001":
+    "no `inference.driver` and no `script`: the capsule runs the built-in scripted model, one canned answer per task",
+  "W-MAN-002":
+    "a `capabilities.shell.allow` binary, or a tool's or hook's program given by bare name, is not on `PATH`: every call of it would fail",
+  "W-MAN-003":
+    "shell tools beside policy (`deny`) hooks on `on-tool-call` only: shell calls fire `on-shell`, so those hooks never see them",
+  "E-RUN-005":
+    "the model driver cannot be built from the manifest (no model, no endpoint, no API key, an unknown driver)",
+  "E-RUN-006": "the harness binary (`transport: process`) is not on this host",
+  "E-RUN-007":
+    "the agent loop failed at runtime, or the trace could not be written; the running task fails with it",
+  "E-RUN-009": "`inference.system_prompt_file` cannot be read",
+  "E-RUN-010": "the door cannot listen: the port is in use",
+  "E-RUN-015": "`--resume` and `--context` together",
+  "E-RUN-016": "the session to resume ran no task with a context",
+  "E-RUN-017": "the session to resume has no conversation record",
+  "E-RUN-022":
+    "a session address names no running capsule (none running, no match, ambiguous, its process is gone)",
+  "E-RUN-023": "the session's process runs, but its door did not answer as that session",
+  "E-RUN-024": "`mur stop` could not end the session's process",
+  "E-RUN-028": "the running-session records (`$MURMUR_HOME/running/`) cannot be read",
+  "E-RUN-033": "a harness turn failed (auth, quota, max-turns, harness-error, other)",
+  "E-RUN-034": "the process driver failed",
+  "E-RUN-035": "the harness was silent for 600 s and was killed",
+  "E-RUN-036": "the harness session to resume was lost",
+  "E-RUN-043":
+    "the workdir holds a live session: one session runs in a workdir at a time (names the session and its pid)",
+  "E-RUN-040":
+    "the session ran and a deciding task did not complete: names the task and its final status message",
+  "E-RUN-048": "the session holds no such task (`mur cancel`)",
+  "E-RUN-049":
+    "the task cannot be canceled: it has ended (the door answered `-32002`); nothing was changed",
+  "E-RUN-050":
+    "an internal error in `mur run` (an uncaught exception): the running task fails with it, the session ends `failed`",
+  "W-RUN-001": "a turn stopped at `inference.max_tokens`: `out/result.txt` holds a fragment",
+  "W-RUN-002": "the harness version is not one mur was tested with",
+  "W-RUN-003":
+    "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
+  "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",
+  "W-SEC-031": "the harness bills an API key, not a subscription",
+  "W-SEC-032": "the door listens off loopback without `network.authentication`",
+  "E-TRC-001": "a trace cannot be read: not JSON, no envelope, empty, no `session_start`",
+  "E-TRC-002":
+    "no session folder matches the address (none, ambiguous, not an address), or the path has no trace",
+} as const;
+
+export type DiagnosticCode = keyof typeof DIAGNOSTICS;
+
+/**
+ * The door's JSON-RPC error codes (docs/diagnostics.md "The door's JSON-RPC errors"): the
+ * JSON-RPC 2.0 ones, then A2A's, whose `data` carries a google.rpc.ErrorInfo with `reason`.
+ */
+export const RPC_ERRORS = {
+  parseError: { code: -32700, reason: null, meaning: "the body is not JSON (or nests too deep)" },
+  invalidRequest: { code: -32600, reason: null, meaning: "not a JSON-RPC 2.0 request" },
+  methodNotFound: { code: -32601, reason: null, meaning: "no such method on this door" },
+  invalidParams: {
+    code: -32602,
+    reason: null,
+    meaning: "the params are not what the method takes",
+  },
+  internalError: { code: -32603, reason: null, meaning: "the request could not be handled" },
+  taskNotFound: { code: -32001, reason: "TASK_NOT_FOUND", meaning: "no such task" },
+  taskNotCancelable: {
+    code: -32002,
+    reason: "TASK_NOT_CANCELABLE",
+    meaning: "the task cannot be canceled: it has ended",
+  },
+  unsupportedOperation: {
+    code: -32004,
+    reason: "UNSUPPORTED_OPERATION",
+    meaning: "not supported here",
+  },
+  contentTypeNotSupported: {
+    code: -32005,
+    reason: "CONTENT_TYPE_NOT_SUPPORTED",
+    meaning: "a raw or url part: this agent reads text and data parts only",
+  },
+  versionNotSupported: {
+    code: -32009,
+    reason: "VERSION_NOT_SUPPORTED",
+    meaning: "wrong `A2A-Version`",
+  },
+} as const;
+
+export type RpcErrorName = keyof typeof RPC_ERRORS;
+export type RpcCode = (typeof RPC_ERRORS)[RpcErrorName]["code"];
