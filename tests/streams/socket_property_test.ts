@@ -1,0 +1,336 @@
+/**
+ * The event-path property end to end (issue 13): a real session's door on a real socket, watchers
+ * over raw TCP that join mid-stream (with and without Last-Event-ID, request ids of every length,
+ * strings and integers), stall, resume and disconnect at random while events of every kind and
+ * size are appended to the session's log. Each watcher's body, de-chunked from the HTTP response,
+ * is exactly the reference framer's events for it (tests/events/reference.ts), every hole covered
+ * by `lagged` frames that count it.
+ *
+ * One door serves every case (a door per case would spend the run starting sessions): the log
+ * goes on from case to case, and the reference keeps every event appended so far. A seed replays
+ * the whole run; a path alone replays its case against a fresh log.
+ */
+import fc from "fast-check";
+import assert from "node:assert/strict";
+import { checkAsyncProperty } from "../helpers/property.ts";
+import { doorRequestId, type Ev, session } from "../events/arbitraries.ts";
+import { byteSize } from "../events/arbitraries.ts";
+import { checkConnection, type Connection, inputOf } from "../events/reference.ts";
+import { inprocCapsule } from "../door/inproc.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+type Act = "stall" | "read" | "disconnect";
+
+const spec = fc.record({
+  requestId: doorRequestId,
+  join: fc.oneof(fc.nat({ max: 4 }), fc.nat()),
+  // Without Last-Event-ID (or with 0, or one never issued) a watch replays the whole buffer of
+  // 512 events, which the shared log keeps full: the cheap "a few back" is the common case.
+  last: fc.record({
+    mode: fc.oneof(
+      { weight: 6, arbitrary: fc.constant("back" as const) },
+      fc.constantFrom("none" as const, "zero" as const, "ahead" as const, "garbage" as const),
+    ),
+    n: fc.oneof({ weight: 4, arbitrary: fc.nat({ max: 40 }) }, fc.nat({ max: 600 })),
+  }),
+  schedule: fc.array(
+    fc.record({ at: fc.nat(), act: fc.constantFrom<Act>("stall", "stall", "read", "disconnect") }),
+    { maxLength: 3 },
+  ),
+});
+
+/** A watcher over raw TCP: writes the request, reads while told to, de-chunks the body. */
+class Watcher {
+  body: Uint8Array[] = [];
+  head = "";
+  reading = true;
+  closed = false;
+  /** Closed by its schedule (not read to the end of the case). */
+  disconnected = false;
+  ended = false;
+  #headed: (() => void) | null = null;
+  /** Resolves once the response head has arrived: the door has opened the stream. */
+  readonly headed = new Promise<void>((r) => this.#headed = r);
+  #raw = new Uint8Array(0);
+  #left = -1; // bytes left in the current chunk; -1: at a size line
+  #gate: (() => void) | null = null;
+  #text = "";
+  /** Its own: a streaming decoder keeps a partial character between calls. */
+  #textDec = new TextDecoder();
+  #waiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
+  readonly done: Promise<void>;
+
+  constructor(readonly conn: Deno.TcpConn, readonly c: Connection) {
+    this.done = this.#loop();
+  }
+
+  static async open(base: string, c: Connection, lastEventIdHeader: string | null) {
+    const url = new URL(base);
+    const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+    const body = JSON.stringify({
+      jsonrpc: "2.0",
+      id: c.requestId,
+      method: "murmur.WatchSession",
+      params: {},
+    });
+    const head = [
+      "POST / HTTP/1.1",
+      `Host: ${url.host}`,
+      "Content-Type: application/json",
+      "A2A-Version: 1.0",
+      `Content-Length: ${enc.encode(body).length}`,
+      ...(lastEventIdHeader === null ? [] : [`Last-Event-ID: ${lastEventIdHeader}`]),
+      "",
+      "",
+    ].join("\r\n");
+    await conn.write(enc.encode(head + body));
+    return new Watcher(conn, c);
+  }
+
+  async #loop(): Promise<void> {
+    const buf = new Uint8Array(64 * 1024);
+    while (!this.closed) {
+      if (!this.reading) await new Promise<void>((r) => this.#gate = r);
+      if (this.closed) break;
+      let n: number | null;
+      try {
+        n = await this.conn.read(buf);
+      } catch {
+        n = null;
+      }
+      if (n === null) {
+        this.ended = true;
+        this.#headed?.();
+        // The door closed the stream (a faulted connection): nothing more will arrive.
+        for (const w of this.#waiters) w.reject(new Error(`the stream ended before event ${w.id}`));
+        this.#waiters = [];
+        break;
+      }
+      this.#feed(buf.slice(0, n));
+    }
+  }
+
+  act(a: Act): void {
+    if (this.closed) return;
+    if (a === "disconnect") {
+      this.disconnected = true;
+      return this.close();
+    }
+    this.reading = a === "read";
+    if (this.reading) this.#wake();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.#wake();
+    try {
+      this.conn.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** Resolves once the event numbered `id` has arrived whole. */
+  received(id: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.ended) return reject(new Error(`the stream ended before event ${id}`));
+      this.#waiters.push({ id, resolve, reject });
+      this.#check();
+    });
+  }
+
+  #wake(): void {
+    const g = this.#gate;
+    this.#gate = null;
+    g?.();
+  }
+
+  #feed(bytes: Uint8Array): void {
+    const merged = new Uint8Array(this.#raw.length + bytes.length);
+    merged.set(this.#raw);
+    merged.set(bytes, this.#raw.length);
+    this.#raw = merged;
+    if (!this.head) {
+      const i = dec.decode(this.#raw.subarray(0, Math.min(this.#raw.length, 8192)))
+        .indexOf("\r\n\r\n");
+      if (i < 0) return;
+      this.head = dec.decode(this.#raw.subarray(0, i));
+      this.#raw = this.#raw.subarray(i + 4);
+      this.#headed?.();
+    }
+    for (;;) {
+      if (this.#left < 0) {
+        const s = dec.decode(this.#raw.subarray(0, Math.min(this.#raw.length, 20)));
+        const i = s.indexOf("\r\n");
+        if (i < 0) break;
+        this.#left = parseInt(s.slice(0, i), 16);
+        this.#raw = this.#raw.subarray(i + 2);
+        if (this.#left === 0) break; // the last chunk: the stream ended
+      }
+      if (this.#raw.length < this.#left + 2) break;
+      const chunk = this.#raw.slice(0, this.#left);
+      this.body.push(chunk);
+      this.#text += this.#textDec.decode(chunk, { stream: true });
+      this.#raw = this.#raw.subarray(this.#left + 2);
+      this.#left = -1;
+    }
+    this.#check();
+  }
+
+  #check(): void {
+    this.#waiters = this.#waiters.filter((w) => {
+      const at = this.#text.lastIndexOf(`id: ${w.id}\n`);
+      if (at < 0 || this.#text.indexOf("\n\n", at) < 0) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  bytes(): Uint8Array {
+    const out = new Uint8Array(this.body.reduce((n, b) => n + b.length, 0));
+    let at = 0;
+    for (const b of this.body) {
+      out.set(b, at);
+      at += b.length;
+    }
+    return out;
+  }
+}
+
+/** A small event that ends every case: every watcher still there reads until it has it. */
+function sentinel(n: number): Ev {
+  return {
+    kind: "status",
+    task: "tsk_end",
+    ctx: "ctx_end",
+    status: { state: "TASK_STATE_WORKING", timestamp: new Date(n).toISOString() },
+    reopen: null,
+  };
+}
+
+/** Bounded wait (a stalled door would otherwise hang the run). */
+async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+Deno.test("socket property: every watcher's body over a real socket is exactly the reference's", async () => {
+  const lines: string[] = [];
+  const cap = await inprocCapsule(
+    {
+      name: "socket-property",
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    },
+    { tasks: [{ turns: [{ steps: [{ text: "unused" }] }] }] },
+    {},
+    (l) => lines.push(l),
+  );
+  const log = cap.session.log;
+  // Every event the log ever took, by id − 1 (the session itself appends none: no task runs).
+  const history: Ev[] = [];
+  const stats = { watchers: 0, bytes: 0, lost: 0 };
+  try {
+    const runs = await checkAsyncProperty(
+      { name: "socket property", numRuns: 500 },
+      fc.asyncProperty(
+        // Sizes as the in-process property draws them, the large ones rarer (each stays in the
+        // replay buffer for the next 512 events, and most watchers replay some of it).
+        session({
+          max: 40,
+          sizes: fc.oneof(
+            { weight: 60, arbitrary: fc.integer({ min: 0, max: 300 }) },
+            { weight: 20, arbitrary: byteSize },
+            { weight: 1, arbitrary: fc.integer({ min: 20 * 1024, max: 200 * 1024 }) },
+          ),
+          burst: 3,
+        }),
+        fc.array(spec, { minLength: 1, maxLength: 3 }),
+        async (s, specs) => {
+          const events = [...s.events, sentinel(history.length)];
+          const base = history.length;
+          const watchers: Watcher[] = [];
+          const byIndex: (Watcher | undefined)[] = [];
+          const joins = specs.map((sp) => sp.join % events.length);
+          for (let i = 0; i < events.length; i++) {
+            for (let k = 0; k < specs.length; k++) {
+              const sp = specs[k];
+              if (joins[k] === i) {
+                const at = base + i; // events the log holds when the watcher opens
+                const header = sp.last.mode === "none"
+                  ? null
+                  : sp.last.mode === "zero"
+                  ? "0"
+                  : sp.last.mode === "back"
+                  ? String(Math.max(0, at - sp.last.n))
+                  : sp.last.mode === "ahead"
+                  ? String(at + sp.last.n)
+                  : "abc";
+                const c: Connection = {
+                  kind: "watch",
+                  requestId: sp.requestId,
+                  activated: true,
+                  joinedAfter: at,
+                  lastEventId: header === null || header === "abc" ? undefined : Number(header),
+                };
+                const w = await Watcher.open(cap.base, c, header);
+                // The door subscribes the stream before it answers: once the head is here, the
+                // watcher sees every event appended from now on.
+                await within(w.headed, 10_000, "the response head");
+                watchers.push(w);
+                byIndex[k] = w;
+              }
+              for (const a of sp.schedule) {
+                if (a.at % events.length === i) byIndex[k]?.act(a.act);
+              }
+            }
+            log.append(inputOf(events[i]));
+            history.push(events[i]);
+            if (s.yields[i]) await new Promise((r) => setTimeout(r, 0));
+          }
+          const last = history.length;
+          for (const w of watchers) w.act("read");
+          await within(
+            Promise.all(watchers.filter((w) => !w.closed).map((w) => w.received(last))),
+            20_000,
+            `every watcher still there receiving event ${last}`,
+          );
+          for (const w of watchers) w.close();
+          await Promise.all(watchers.map((w) => w.done));
+          for (const w of watchers) {
+            assert.match(w.head, /^HTTP\/1\.1 200 /);
+            const bytes = w.bytes();
+            const { lost } = checkConnection(w.c, history, {
+              bytes,
+              complete: !w.disconnected,
+              warned: null,
+            });
+            stats.watchers++;
+            stats.bytes += bytes.length;
+            stats.lost += lost;
+          }
+        },
+      ),
+    );
+    const faults = lines.filter((l) => !/^SSE broadcast lagged by \d+ events$/.test(l));
+    assert.deepEqual(faults.filter((l) => /fault|Error/.test(l)), [], "no connection faulted");
+    console.log(
+      `property: socket: ${runs} cases, ${history.length} events, ${stats.watchers} watchers, ` +
+        `${(stats.bytes / 2 ** 20).toFixed(1)} MiB read, ${stats.lost} events lost (each counted)`,
+    );
+  } finally {
+    await cap.close();
+  }
+});
