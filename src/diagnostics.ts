@@ -65,6 +65,8 @@ export const DIAGNOSTICS = {
   "W-RUN-002": "the harness version is not one mur was tested with",
   "W-RUN-003":
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
+  "W-OTEL-001":
+    "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",
   "W-SEC-031": "the harness bills an API key, not a subscription",
   "W-SEC-032": "the door listens off loopback without `network.authentication`",

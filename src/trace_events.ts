@@ -227,6 +227,11 @@ interface SessionLines {
   };
   /** A hook that could not be honoured (`arm`: which answer or failure). */
   hook_dispatch_error: { hook_name: string; event: string; arm: string };
+  /**
+   * The OpenTelemetry export's count (src/otel/), just before `session_end`: spans made, accepted
+   * by the collector, and dropped (queue full, collector unreachable, refused or too slow).
+   */
+  otel_export: { endpoint: string; spans: number; exported: number; dropped: number };
 }
 
 /**

@@ -5,6 +5,7 @@
 import { startDoor } from "../door/server.ts";
 import { createDriver } from "../drivers/mod.ts";
 import { errorMessage, MurError, warningLine } from "../errors.ts";
+import { otelConfig } from "../otel/config.ts";
 import { newId } from "../ids.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -174,6 +175,20 @@ async function readTask(arg: string | undefined, workdirRoot: string): Promise<s
   }
 }
 
+/**
+ * The OpenTelemetry export, when the manifest or the environment names a collector (README
+ * "OpenTelemetry"); the SDK is loaded only then.
+ */
+async function otelExport(manifest: Manifest, session: () => Session) {
+  const config = otelConfig(manifest.observability, (n) => Deno.env.get(n), console.error);
+  if (!config) return null;
+  const { OtelExport } = await import("../otel/export.ts");
+  return new OtelExport(config, manifest, {
+    input: (id) => session().registry.get(id)?.text,
+    output: (id) => session().registry.get(id)?.response,
+  });
+}
+
 export async function runCommand(args: string[]): Promise<number> {
   const v = parseRun(args);
   if (v.help) {
@@ -254,6 +269,7 @@ export async function runCommand(args: string[]): Promise<number> {
     timeoutMs: hookTimeoutMs((name) => Deno.env.get(name)),
   });
   const idleSecs = Number(Deno.env.get("MURMUR_A2A_TIMEOUT_SECS") ?? "30");
+  const otel = await otelExport(manifest, () => session);
   const session: Session = new Session({
     id: sessionId,
     manifest,
@@ -279,6 +295,7 @@ export async function runCommand(args: string[]): Promise<number> {
       })),
     holdCancelStatus: isHarnessDriver(driver),
     warn: (line) => console.error(line),
+    otel: otel ?? undefined,
   });
   // No silent death (README "Running a capsule"): an error nobody caught, anywhere in this process
   // from here on, ends the session as every other way out does (Session.fault: E-RUN-050).

@@ -298,6 +298,12 @@ async function normalize(doc: ManifestDoc, file: string): Promise<Manifest> {
         readOnly: (doc.capabilities?.filesystem?.read_only ?? []).map(normalizeSubtree),
       },
     },
+    observability: {
+      ...(doc.observability?.otel_endpoint !== undefined && {
+        otelEndpoint: doc.observability.otel_endpoint,
+      }),
+      otelContent: doc.observability?.otel_content ?? false,
+    },
     tools: [],
     hooks: [],
   };

@@ -267,6 +267,29 @@ const networkSchema = mapping({
   }).optional(),
 });
 
+/** `true`/`false`, also as text through `${NAME}` expansion. */
+const bool = () =>
+  z.preprocess(
+    (v) => v === "true" ? true : v === "false" ? false : v,
+    z.boolean({ error: "must be true or false" }),
+  );
+
+/** The OTLP/HTTP base URL spans go to (`<url>/v1/traces`): http or https, nothing else. */
+const otlpUrl = () =>
+  nonEmpty().refine((v) => {
+    try {
+      return ["http:", "https:"].includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, { error: (iss) => `${show(iss.input)} is not an http:// or https:// URL` });
+
+/** OpenTelemetry export (README "OpenTelemetry"; src/otel/). */
+const observabilitySchema = mapping({
+  otel_endpoint: otlpUrl().optional(),
+  otel_content: bool().optional(),
+});
+
 const capabilitiesSchema = mapping({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
   filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
@@ -309,6 +332,7 @@ export const manifestSchema = mapping({
   context: contextSchema.optional(),
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
+  observability: observabilitySchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
 });

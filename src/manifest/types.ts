@@ -91,6 +91,14 @@ export interface CapabilitiesConfig {
   filesystem: { readOnly: string[] };
 }
 
+/** OpenTelemetry export (src/otel/): where spans go, and whether they carry content. */
+export interface ObservabilityConfig {
+  /** `observability.otel_endpoint`: the OTLP/HTTP base URL; absent: the environment decides. */
+  otelEndpoint?: string;
+  /** `observability.otel_content`: tool inputs and shell command lines on spans (default false). */
+  otelContent: boolean;
+}
+
 export interface CommandToolConfig {
   kind: "command";
   name: string;
@@ -127,6 +135,7 @@ export interface Manifest {
   context: ContextConfig;
   network: NetworkConfig;
   capabilities: CapabilitiesConfig;
+  observability: ObservabilityConfig;
   tools: ToolConfig[];
   hooks: HookConfig[];
 }

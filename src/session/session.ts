@@ -12,6 +12,7 @@ import { type ExitStatus, type Histories, TaskLoop, type ToolDispatcher } from "
 import { Registry } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
+import type { OtelExport } from "../otel/export.ts";
 import type { TraceFieldsOf } from "../trace_events.ts";
 import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
@@ -51,6 +52,8 @@ export interface SessionOptions {
   /** stderr */
   warn(line: string): void;
   clock?: () => number;
+  /** OpenTelemetry export (src/otel/export.ts): sees every trace line, flushed at the end. */
+  otel?: Pick<OtelExport, "line" | "finish">;
 }
 
 export interface SubmitRequest {
@@ -118,6 +121,13 @@ export class Session {
       this.#clock,
       ids,
     );
+    const otel = opts.otel;
+    if (otel) {
+      this.trace.observe(
+        (line) => otel.line(line),
+        (e) => bootstrapLog(opts.workdir, `the OpenTelemetry export stopped: ${e}`),
+      );
+    }
     this.spend = new SpendMeter(opts.manifest.inference.maxSessionTokens);
     this.#detached = new DetachedDelivery({
       trace: this.trace,
@@ -581,6 +591,11 @@ export class Session {
       exit_status: this.#status,
     });
     await this.#opts.hooks.drain();
+    if (this.#opts.otel) {
+      // The last spans go out (bounded wait) and their count is in the trace before session_end.
+      const report = await this.#opts.otel.finish(this.#clock(), this.#status);
+      if (!this.#endWritten) this.trace.write("otel_export", this.#sessionEvt, report);
+    }
     this.#writeEnd(durationMs);
     return this.#status;
   }

@@ -6,7 +6,7 @@
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { IdSource } from "../ids.ts";
-import type { TraceEventType, TraceFieldsOf } from "../trace_events.ts";
+import type { TraceEvent, TraceEventType, TraceFieldsOf } from "../trace_events.ts";
 
 /** The envelope every line opens with. */
 export interface TraceEnvelope {
@@ -25,9 +25,13 @@ export function traceLine<K extends TraceEventType>(
   return JSON.stringify({ event_type: eventType, ...envelope, ...fields }) + "\n";
 }
 
+/** Something that sees every line as it is written (src/otel/: the OpenTelemetry export). */
+export type TraceObserver = (line: TraceEvent & TraceEnvelope) => void;
+
 export class TraceWriter {
   #file: Deno.FsFile | null;
   #failed: MurError | null = null;
+  #observer: TraceObserver | null = null;
   readonly #enc = new TextEncoder();
 
   constructor(
@@ -44,6 +48,21 @@ export class TraceWriter {
     return this.#failed;
   }
 
+  /**
+   * One observer hears each line once it is written. It is a view of the trace, never a part of
+   * it: an observer that throws is dropped and the session goes on (logged to `onObserverError`).
+   */
+  observe(observer: TraceObserver, onObserverError: (e: unknown) => void = () => {}): void {
+    this.#observer = (line) => {
+      try {
+        observer(line);
+      } catch (e) {
+        this.#observer = null;
+        onObserverError(e);
+      }
+    };
+  }
+
   /** Writes one line and returns its `event_id` (the parent of later lines). */
   write<K extends TraceEventType>(
     eventType: K,
@@ -52,12 +71,13 @@ export class TraceWriter {
   ): string {
     const eventId = this.ids.next("evt");
     if (!this.#file || this.#failed) return eventId;
-    const line = traceLine(eventType, {
+    const envelope = {
       event_id: eventId,
       parent_id: parentId,
       session_id: this.sessionId,
       timestamp: this.clock(),
-    }, fields);
+    };
+    const line = traceLine(eventType, envelope, fields);
     try {
       const bytes = this.#enc.encode(line);
       let off = 0;
@@ -69,7 +89,11 @@ export class TraceWriter {
         "check the disk and the workdir's permissions; the session ends",
       );
       this.onFailure(this.#failed);
+      return eventId;
     }
+    this.#observer?.(
+      { event_type: eventType, ...envelope, ...fields } as TraceEvent & TraceEnvelope,
+    );
     return eventId;
   }
 

@@ -27,6 +27,7 @@ export function processManifest(dir: string, lifecycle: Partial<LifecycleConfig>
     context: { seedBudget: 0.1, seedOverflowMargin: 0.1, compactionThreshold: 0.98 },
     network: {},
     capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
+    observability: { otelContent: false },
     tools: [],
     hooks: [],
   };

@@ -187,6 +187,23 @@ Deno.test("E-MAN-003: top-level, lifecycle and context values", async (t) => {
   ]);
 });
 
+Deno.test("E-MAN-003: observability", async (t) => {
+  await each(t, "E-MAN-003", [
+    [
+      `${BASE}observability:\n  otel_endpoint: localhost:4318\n`,
+      "observability.otel_endpoint: 'localhost:4318' is not an http:// or https:// URL",
+    ],
+    [
+      `${BASE}observability:\n  otel_endpoint: grpc://collector:4317\n`,
+      "observability.otel_endpoint: 'grpc://collector:4317' is not an http:// or https:// URL",
+    ],
+    [
+      `${BASE}observability:\n  otel_content: yes please\n`,
+      "observability.otel_content: must be true or false",
+    ],
+  ]);
+});
+
 Deno.test("E-MAN-003: network and capabilities", async (t) => {
   const port = "network.internal_port: must be a port number between 1 and 65535";
   await each(t, "E-MAN-003", [

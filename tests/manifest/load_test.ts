@@ -55,6 +55,7 @@ Deno.test("the contract §2 example loads, every key read", async () => {
       },
     },
     capabilities: { shell: { allow: ["bash", "git"] }, filesystem: { readOnly: ["docs"] } },
+    observability: { otelEndpoint: "http://localhost:4318", otelContent: true },
     tools: [
       { kind: "builtin", name: "request-input" },
       {
@@ -123,6 +124,7 @@ Deno.test("defaults: a manifest of name and version only", async () => {
       context: { seedBudget: 0.10, seedOverflowMargin: 0.10, compactionThreshold: 0.98 },
       network: {},
       capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
+      observability: { otelContent: false },
       tools: [],
       hooks: [],
     };

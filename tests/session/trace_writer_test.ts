@@ -66,3 +66,30 @@ Deno.test("trace writer: a line type or a field src/trace_events.ts does not nam
     text: "hi",
   });
 });
+
+Deno.test("trace writer: an observer hears each line after it is written; one that throws is dropped, the trace goes on", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    const path = `${dir}/trace.jsonl`;
+    let now = 5_000;
+    const clock = () => now++;
+    const w = new TraceWriter(path, "ses_o", () => {}, clock, new IdSource(clock));
+    const heard: unknown[] = [];
+    const errors: unknown[] = [];
+    w.observe((line) => {
+      heard.push(line);
+      if (heard.length === 2) throw new Error("observer bug");
+    }, (e) => errors.push(e));
+    const a = w.write("keep_working", null, { task_id: "t", turn: 0, nudge_number: 1, limit: 2 });
+    w.write("keep_working", a, { task_id: "t", turn: 1, nudge_number: 2, limit: 2 });
+    w.write("keep_working", a, { task_id: "t", turn: 2, nudge_number: 3, limit: 3 });
+    w.close();
+    const lines = Deno.readTextFileSync(path).trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines.length, 3, "every line written");
+    assert.deepEqual(heard, lines.slice(0, 2), "the observer got the lines as written");
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /observer bug/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});

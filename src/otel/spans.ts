@@ -1,0 +1,451 @@
+/**
+ * A session's OpenTelemetry spans, built from its trace lines as they are written (README
+ * "OpenTelemetry" lists the spans and attributes). The trace is the record and the spans a view
+ * of it: each span is opened and closed with the timestamps of the lines it comes from, so the
+ * spans say what the trace says, and nothing in the session loop knows about OpenTelemetry.
+ *
+ * The tree is the trace's own (`parent_id`): a span's parent is the span of the nearest line
+ * above it that has one (a tool call's is the inference turn that asked for it, a shell's is its
+ * tool call), else its task's, else the session's.
+ *
+ * Timing, from what the lines hold: a task runs from `task_start` to `task_end`; a tool call and
+ * a shell command end at their line and started `duration_ms` before; an inference turn has no
+ * duration on its line, so it starts at the task's previous line (the task's start, the previous
+ * turn's last tool call, a reopen) and ends at its own. Hook answers, compaction and the like are
+ * moments: zero-length spans at their line.
+ */
+import {
+  type Attributes,
+  type Context,
+  context as otelContext,
+  type Span,
+  SpanStatusCode,
+  trace,
+  type Tracer,
+} from "@opentelemetry/api";
+import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
+import {
+  ATTR_GEN_AI_AGENT_NAME,
+  ATTR_GEN_AI_CONVERSATION_ID,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_PROCESS_COMMAND_LINE,
+  ATTR_PROCESS_EXECUTABLE_NAME,
+  ATTR_PROCESS_EXIT_CODE,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+} from "@opentelemetry/semantic-conventions/incubating";
+import type { TraceEnvelope } from "../session/trace.ts";
+import type { TraceEvent } from "../trace_events.ts";
+
+/** One trace line as the writer wrote it: envelope and fields. */
+export type TraceLine = TraceEvent & TraceEnvelope;
+
+/** The span names (README "OpenTelemetry"). */
+export const SPAN = {
+  session: "capsule.session",
+  task: "capsule.task",
+  inference: "capsule.inference",
+  toolCall: "capsule.tool_call",
+  shell: "capsule.shell",
+  hook: "capsule.hook",
+  compaction: "capsule.compaction",
+  doneCheck: "capsule.done_check",
+  harness: "capsule.harness",
+} as const;
+
+/** Text a task was given and gave back, for spans that carry content (`otel_content`). */
+export interface TaskContent {
+  input(taskId: string): string | undefined;
+  output(taskId: string): string | undefined;
+}
+
+interface OpenTask {
+  span: Span;
+  ctx: Context;
+  /** The timestamp of the task's latest line: where its next inference turn starts. */
+  lastTs: number;
+  /** Lines of this task that children may name as their parent (forgotten at task_end). */
+  ids: string[];
+  failed: boolean;
+}
+
+const FAILED_EXITS = new Set(["failed", "error", "reopen_budget_exhausted"]);
+
+export class TraceSpans {
+  #session: { span: Span; ctx: Context } | null = null;
+  readonly #tasks = new Map<string, OpenTask>();
+  /** The context a line's children open under, by event_id (span lines only). */
+  readonly #ctxOf = new Map<string, Context>();
+  readonly #harness = new Map<string, Span>();
+  #count = 0;
+
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly opts: { content: boolean; taskContent?: TaskContent; capsule: string },
+  ) {}
+
+  /** Spans started so far (each is handed to the exporter when it ends). */
+  get started(): number {
+    return this.#count;
+  }
+
+  /** The session span's context (the W3C traceparent a harness joins), once it exists. */
+  taskContext(taskId: string): Context | undefined {
+    return this.#tasks.get(taskId)?.ctx ?? this.#session?.ctx;
+  }
+
+  #start(name: string, startTime: number, parent: Context, attributes: Attributes): Span {
+    this.#count++;
+    return this.tracer.startSpan(name, { startTime, attributes }, parent);
+  }
+
+  #parentOf(line: TraceLine, taskId?: string): Context {
+    const byLine = line.parent_id ? this.#ctxOf.get(line.parent_id) : undefined;
+    if (byLine) return byLine;
+    const task = taskId ? this.#tasks.get(taskId) : undefined;
+    return task?.ctx ?? this.#session?.ctx ?? otelContext.active();
+  }
+
+  /** Remembers a span line as a parent for the lines below it. */
+  #keep(line: TraceLine, span: Span, taskId?: string): void {
+    const ctx = trace.setSpan(otelContext.active(), span);
+    this.#ctxOf.set(line.event_id, ctx);
+    if (taskId) this.#tasks.get(taskId)?.ids.push(line.event_id);
+  }
+
+  /** A zero-length span at the line: something that happened at a moment. */
+  #moment(line: TraceLine, name: string, taskId: string | undefined, attrs: Attributes): Span {
+    const span = this.#start(name, line.timestamp, this.#parentOf(line, taskId), attrs);
+    return span;
+  }
+
+  /** Builds or closes what this trace line means. Never throws into the writer. */
+  line(line: TraceLine): void {
+    const taskId = "task_id" in line ? line.task_id : undefined;
+    this.#on(line);
+    const task = taskId ? this.#tasks.get(taskId) : undefined;
+    if (task) task.lastTs = line.timestamp;
+  }
+
+  #on(line: TraceLine): void {
+    const content = this.opts.content;
+    switch (line.event_type) {
+      case "session_start": {
+        const span = this.#start(SPAN.session, line.timestamp, otelContext.active(), {
+          "mur.session.id": line.session_id,
+          [ATTR_GEN_AI_AGENT_NAME]: line.capsule_name,
+          [ATTR_GEN_AI_REQUEST_MODEL]: line.model,
+          "mur.capsule.version": line.capsule_version,
+          ...(line.resumed_from && { "mur.session.resumed_from": line.resumed_from }),
+        });
+        this.#session = { span, ctx: trace.setSpan(otelContext.active(), span) };
+        this.#ctxOf.set(line.event_id, this.#session.ctx);
+        return;
+      }
+      case "task_start": {
+        const span = this.#start(SPAN.task, line.timestamp, this.#parentOf(line), {
+          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
+          [ATTR_GEN_AI_AGENT_NAME]: this.opts.capsule,
+          [ATTR_GEN_AI_CONVERSATION_ID]: line.context_id,
+          "mur.task.id": line.task_id,
+          "mur.task.lane": line.lane,
+          "mur.task.origin": line.origin,
+          "mur.task.source": line.source,
+          "mur.task.trust": line.trust,
+        });
+        const input = content ? this.opts.taskContent?.input(line.task_id) : undefined;
+        if (input !== undefined) {
+          span.setAttribute(
+            "gen_ai.input.messages",
+            JSON.stringify([{ role: "user", parts: [{ type: "text", content: input }] }]),
+          );
+        }
+        const ctx = trace.setSpan(otelContext.active(), span);
+        this.#tasks.set(line.task_id, {
+          span,
+          ctx,
+          lastTs: line.timestamp,
+          ids: [line.event_id],
+          failed: false,
+        });
+        this.#ctxOf.set(line.event_id, ctx);
+        return;
+      }
+      case "inference": {
+        const start = this.#tasks.get(line.task_id)?.lastTs ?? line.timestamp;
+        const span = this.#start(SPAN.inference, start, this.#parentOf(line, line.task_id), {
+          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
+          [ATTR_GEN_AI_REQUEST_MODEL]: line.model,
+          [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [line.stop_reason],
+          "mur.turn": line.turn,
+          "mur.decision": line.decision,
+          ...(line.input_tokens !== undefined &&
+            { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: line.input_tokens }),
+          ...(line.output_tokens !== undefined &&
+            { [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: line.output_tokens }),
+          ...(line.tool_name && { [ATTR_GEN_AI_TOOL_NAME]: line.tool_name }),
+        });
+        if (line.error_code || line.error) {
+          span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? "error");
+          span.setStatus({ code: SpanStatusCode.ERROR, message: line.error ?? line.error_code });
+        }
+        this.#keep(line, span, line.task_id);
+        span.end(line.timestamp);
+        return;
+      }
+      case "tool_call": {
+        const span = this.#start(
+          SPAN.toolCall,
+          line.timestamp - line.duration_ms,
+          this.#parentOf(line, line.task_id),
+          {
+            [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
+            [ATTR_GEN_AI_TOOL_NAME]: line.tool_name,
+            [ATTR_GEN_AI_TOOL_CALL_ID]: line.tool_call_id,
+            "mur.turn": line.turn,
+            "mur.tool.status": line.status,
+            "mur.tool.duration_ms": line.duration_ms,
+            "mur.tool.input_bytes": line.input_bytes,
+            "mur.tool.output_bytes": line.output_bytes,
+            ...(content && { [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(line.input) }),
+          },
+        );
+        if (line.status === "error") {
+          span.setAttribute(ATTR_ERROR_TYPE, "tool_error");
+          span.setStatus({ code: SpanStatusCode.ERROR, message: `${line.tool_name} failed` });
+        }
+        this.#keep(line, span, line.task_id);
+        span.end(line.timestamp);
+        return;
+      }
+      case "shell": {
+        const span = this.#start(
+          SPAN.shell,
+          line.timestamp - line.duration_ms,
+          this.#parentOf(line, line.task_id),
+          {
+            [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
+            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
+            "mur.turn": line.turn,
+            "mur.shell.duration_ms": line.duration_ms,
+            "mur.shell.stdout_bytes": line.stdout_bytes,
+            "mur.shell.stderr_bytes": line.stderr_bytes,
+            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
+          },
+        );
+        if (line.exit_code !== 0) {
+          span.setAttribute(ATTR_ERROR_TYPE, line.exit_code === null ? "killed" : "exit_code");
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: line.exit_code === null ? "killed" : `exit code ${line.exit_code}`,
+          });
+        }
+        span.end(line.timestamp);
+        return;
+      }
+      case "shell_completed": {
+        // A detached command, reported after the task that started it.
+        const span = this.#start(
+          SPAN.shell,
+          line.timestamp - line.duration_ms,
+          this.#parentOf(line),
+          {
+            [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
+            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
+            "mur.shell.detached": true,
+            "mur.shell.work_id": line.work_id,
+            "mur.shell.duration_ms": line.duration_ms,
+            "mur.shell.output_bytes": line.output_bytes,
+            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
+          },
+        );
+        if (line.status === "error") span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end(line.timestamp);
+        return;
+      }
+      case "shell_detached": {
+        this.#tasks.get(line.task_id)?.span.addEvent("shell_detached", {
+          "mur.shell.work_id": line.work_id,
+          [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
+        }, line.timestamp);
+        return;
+      }
+      case "task_reopened": {
+        this.#moment(line, SPAN.hook, line.task_id, {
+          "mur.hook.name": line.hook_name,
+          "mur.hook.binding": "on-task-end",
+          "mur.hook.outcome": "reopen-task",
+          "mur.task.reopen_number": line.reopen_number,
+          ...(content && { "mur.hook.reason": line.reason }),
+        }).end(line.timestamp);
+        return;
+      }
+      case "call_denied": {
+        this.#moment(line, SPAN.hook, undefined, {
+          "mur.hook.name": line.hook_name,
+          "mur.hook.binding": line.event,
+          "mur.hook.outcome": "deny",
+          "mur.turn": line.turn,
+          ...(content && { "mur.hook.reason": line.reason, "mur.hook.target": line.target }),
+        }).end(line.timestamp);
+        return;
+      }
+      case "context_seed": {
+        this.#moment(line, SPAN.hook, line.task_id, {
+          "mur.hook.name": line.hook_name,
+          "mur.hook.binding": "on-task-start",
+          "mur.hook.outcome": line.outcome,
+          "mur.seed.tokens": line.tokens,
+        }).end(line.timestamp);
+        return;
+      }
+      case "hook_dispatch_error": {
+        const span = this.#moment(line, SPAN.hook, undefined, {
+          "mur.hook.name": line.hook_name,
+          "mur.hook.binding": line.event,
+          "mur.hook.outcome": line.arm,
+          [ATTR_ERROR_TYPE]: line.arm,
+        });
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: `hook ${line.hook_name}: ${line.arm}`,
+        });
+        span.end(line.timestamp);
+        return;
+      }
+      case "compaction":
+      case "compaction_declined": {
+        const declined = line.event_type === "compaction_declined";
+        this.#moment(line, SPAN.compaction, line.task_id, {
+          "mur.turn": line.turn,
+          ...(declined
+            ? { "mur.compaction.declined": true, "mur.compaction.tokens": line.tokens }
+            : {
+              "mur.compaction.tokens_before": line.tokens_before,
+              "mur.compaction.tokens_after": line.tokens_after,
+            }),
+        }).end(line.timestamp);
+        return;
+      }
+      case "done_check": {
+        const span = this.#start(
+          SPAN.doneCheck,
+          line.timestamp - line.duration_ms,
+          this.#parentOf(line, line.task_id),
+          {
+            "mur.done_check.passed": line.passed,
+            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
+            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
+          },
+        );
+        span.end(line.timestamp);
+        return;
+      }
+      case "harness_start": {
+        const span = this.#start(SPAN.harness, line.timestamp, this.#parentOf(line, line.task_id), {
+          "mur.harness.name": line.harness,
+          "mur.harness.driver": line.driver,
+          ...(line.harness_version && { "mur.harness.version": line.harness_version }),
+          [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
+        });
+        this.#harness.get(line.task_id)?.end(line.timestamp);
+        this.#harness.set(line.task_id, span);
+        return;
+      }
+      case "harness_exit": {
+        const span = this.#harness.get(line.task_id);
+        if (!span) return;
+        this.#harness.delete(line.task_id);
+        if (line.code !== null) span.setAttribute(ATTR_PROCESS_EXIT_CODE, line.code);
+        span.setAttribute("mur.harness.cause", line.cause);
+        span.end(line.timestamp);
+        return;
+      }
+      case "task_failed": {
+        const task = this.#tasks.get(line.task_id);
+        if (!task) return;
+        task.failed = true;
+        task.span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? line.cause);
+        task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.reason });
+        return;
+      }
+      case "task_canceled":
+      case "keep_working": {
+        this.#tasks.get(line.task_id)?.span.addEvent(line.event_type, {}, line.timestamp);
+        return;
+      }
+      case "task_end": {
+        const task = this.#tasks.get(line.task_id);
+        if (!task) return;
+        task.span.setAttributes({
+          "mur.task.exit_status": line.exit_status,
+          "mur.task.reopen_count": line.reopen_count,
+          "mur.task.turns": line.turns,
+          "mur.task.input_tokens": line.input_tokens,
+          "mur.task.output_tokens": line.output_tokens,
+          "mur.task.tool_calls": line.tool_calls,
+          "mur.task.shell_calls": line.shell_calls,
+        });
+        const output = content ? this.opts.taskContent?.output(line.task_id) : undefined;
+        if (output !== undefined) {
+          task.span.setAttribute(
+            "gen_ai.output.messages",
+            JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }]),
+          );
+        }
+        if (!task.failed && FAILED_EXITS.has(line.exit_status)) {
+          task.span.setAttribute(ATTR_ERROR_TYPE, line.exit_status);
+          task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.exit_status });
+        }
+        this.#harness.get(line.task_id)?.end(line.timestamp);
+        this.#harness.delete(line.task_id);
+        task.span.end(line.timestamp);
+        for (const id of task.ids) this.#ctxOf.delete(id);
+        this.#tasks.delete(line.task_id);
+        return;
+      }
+      case "session_end": {
+        this.endAll(line.timestamp, line.exit_status);
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /**
+   * Ends every span still open (tasks a teardown cut short, then the session), at `at`. The
+   * session span ends here before the last flush, so it is exported with the rest.
+   */
+  endAll(at: number, exitStatus?: string): void {
+    for (const span of this.#harness.values()) span.end(at);
+    this.#harness.clear();
+    for (const task of this.#tasks.values()) {
+      task.span.setAttribute("mur.task.ended_by_session", true);
+      task.span.end(at);
+    }
+    this.#tasks.clear();
+    this.#ctxOf.clear();
+    if (!this.#session) return;
+    if (exitStatus !== undefined) {
+      this.#session.span.setAttribute("mur.session.exit_status", exitStatus);
+      if (exitStatus !== "ok" && exitStatus !== "canceled") {
+        this.#session.span.setStatus({ code: SpanStatusCode.ERROR, message: exitStatus });
+      }
+    }
+    this.#session.span.end(at);
+    this.#session = null;
+  }
+}
+
+function basename(path: string): string {
+  return path.slice(path.lastIndexOf("/") + 1);
+}
