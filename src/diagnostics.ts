@@ -97,6 +97,11 @@ export const RPC_ERRORS = {
     reason: "TASK_NOT_CANCELABLE",
     meaning: "the task cannot be canceled: it has ended",
   },
+  pushNotificationNotSupported: {
+    code: -32003,
+    reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    meaning: "a push-notification method: this door sends no push notifications",
+  },
   unsupportedOperation: {
     code: -32004,
     reason: "UNSUPPORTED_OPERATION",

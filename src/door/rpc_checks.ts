@@ -8,6 +8,7 @@ import type { Grant } from "./auth.ts";
 import { readCapped, tooLarge } from "./body.ts";
 import type { Gate } from "./gate.ts";
 import {
+  a2aError,
   checkVersion,
   type Envelope,
   parseEnvelope,
@@ -63,12 +64,29 @@ const version: Step<RpcRequest> = ({ req, env }) => {
   if (refused) return json(200, rpcErrorBody(env!.id, refused));
 };
 
+/**
+ * A2A's push-notification methods (docs/protocol.md "Refusals"). The card says `pushNotifications: false`, and
+ * A2A asks such an agent to answer every one of them PushNotificationNotSupported (TCK
+ * JSONRPC-SSE-002), not method-not-found.
+ */
+const PUSH_METHODS = new Set([
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+]);
+
 /** A method this door serves; a public door knows GetExtendedAgentCard but serves no card. */
 function known(methods: ReadonlySet<string>): Step<RpcRequest> {
   return ({ env }) => {
     if (methods.has(env!.method)) return;
     const refusal = env!.method === "GetExtendedAgentCard"
       ? unsupported("this agent serves no extended agent card")
+      : PUSH_METHODS.has(env!.method)
+      ? a2aError(
+        "pushNotificationNotSupported",
+        "Push notifications are not supported: this agent's card says pushNotifications: false; follow the task with SubscribeToTask or murmur.WatchSession",
+      )
       : rpcError("methodNotFound", "Method not found");
     return json(200, rpcErrorBody(env!.id, refusal));
   };

@@ -227,7 +227,7 @@ Deno.test("-32601 for unknown methods and every A2A 0.3 name", async () => {
       "sendMessage",
       "SendMessage ",
       "",
-      "CreateTaskPushNotificationConfig",
+      "createTaskPushNotificationConfig",
       "toString",
       "__proto__",
     ];
@@ -238,6 +238,33 @@ Deno.test("-32601 for unknown methods and every A2A 0.3 name", async () => {
         assert.equal(a.json.error.data, undefined);
       }
     }
+  });
+});
+
+Deno.test("-32003 for the four push-notification methods, as the card's pushNotifications: false says (TCK JSONRPC-SSE-002)", async () => {
+  await withCapsule(queue, async (cap) => {
+    const card = await (await fetch(`${cap.base}/.well-known/agent-card.json`)).json();
+    assert.equal(card.capabilities.pushNotifications, false);
+    const methods = {
+      CreateTaskPushNotificationConfig: { taskId: "tsk_x", url: "https://example.com/hook" },
+      GetTaskPushNotificationConfig: { taskId: "tsk_x", id: "cfg" },
+      ListTaskPushNotificationConfigs: { taskId: "tsk_x" },
+      DeleteTaskPushNotificationConfig: { taskId: "tsk_x", id: "cfg" },
+    };
+    const before = await call(cap.base, "ListTasks", {});
+    for (const id of IDS) {
+      for (const [method, params] of Object.entries(methods)) {
+        const a = await call(cap.base, method, params, { id });
+        assertRpcError(
+          a,
+          id,
+          -32003,
+          "Push notifications are not supported: this agent's card says pushNotifications: false; follow the task with SubscribeToTask or murmur.WatchSession",
+        );
+        assert.equal(errorInfo(a).reason, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+      }
+    }
+    assert.deepEqual((await call(cap.base, "ListTasks", {})).json, before.json, "nothing changed");
   });
 });
 
