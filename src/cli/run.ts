@@ -234,9 +234,11 @@ export async function runCommand(args: string[]): Promise<number> {
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, v.workdir);
   globalThis.addEventListener("unload", () => lock.release());
+  const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
     sessionStorePath: `${workdir.logs}/harness-sessions.json`,
+    telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await readTask(v.task, workdir.root);
   if (v.task !== undefined && taskText !== null) {
@@ -269,7 +271,6 @@ export async function runCommand(args: string[]): Promise<number> {
     timeoutMs: hookTimeoutMs((name) => Deno.env.get(name)),
   });
   const idleSecs = Number(Deno.env.get("MURMUR_A2A_TIMEOUT_SECS") ?? "30");
-  const otel = await otelExport(manifest, () => session);
   const session: Session = new Session({
     id: sessionId,
     manifest,

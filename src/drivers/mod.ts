@@ -5,6 +5,7 @@ import { MurError } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { createScriptedDriver, DEFAULT_SCRIPT, loadScript } from "./scripted.ts";
 import type { AnyDriver } from "./types.ts";
+import type { HarnessTelemetry } from "./process/types.ts";
 
 /** Where a harness (`transport: process`) runs and keeps its threaded contexts' session ids. */
 export interface HarnessPlace {
@@ -12,6 +13,8 @@ export interface HarnessPlace {
   workdir: string;
   /** JSON file mapping a threaded context to its harness session (created on first write). */
   sessionStorePath?: string;
+  /** The session's OpenTelemetry export, for a task: what the harness's spans join. */
+  telemetry?: (taskId: string) => HarnessTelemetry | undefined;
 }
 
 export async function createDriver(
@@ -31,6 +34,7 @@ export async function createDriver(
       workdir: place.workdir,
       baseDir: manifest.dir,
       sessionStorePath: place.sessionStorePath,
+      telemetry: place.telemetry,
     });
   }
   switch (inf.driver) {

@@ -23,6 +23,7 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from "@opentelemetry/semantic
 import type { ExportResult } from "@opentelemetry/core";
 import { MUR_VERSION } from "../version.ts";
 import type { OtelConfig } from "./config.ts";
+import type { HarnessTelemetry } from "../drivers/process/types.ts";
 import { type TaskContent, type TraceLine, TraceSpans } from "./spans.ts";
 
 /** The longest the session's end waits for the last spans to reach the collector. */
@@ -121,6 +122,18 @@ export class OtelExport {
       set: (c, k, v) => (c[k] = v),
     });
     return carrier.traceparent;
+  }
+
+  /** What a harness running this task needs to send its spans into the session's trace. */
+  harnessTelemetry(taskId: string): HarnessTelemetry | undefined {
+    const traceparent = this.traceparent(taskId);
+    if (!traceparent || this.#finished) return undefined;
+    return {
+      traceparent,
+      tracesUrl: this.config.url,
+      headers: this.config.headers,
+      content: this.config.content,
+    };
   }
 
   /**

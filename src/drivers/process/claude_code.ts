@@ -17,6 +17,8 @@ import type {
   LaunchRequest,
 } from "./types.ts";
 import { toolOutputText } from "./tool_output.ts";
+import { otlpEnv } from "./telemetry.ts";
+import type { HarnessTelemetry } from "./types.ts";
 
 export const CLAUDE_TESTED_VERSIONS = ["2.1.328"];
 
@@ -40,6 +42,24 @@ const DESCRIPTION: HarnessDescription = {
   runtimeMintsSessionIds: true,
   announcesCallBy: "tool-call",
 };
+
+/**
+ * Claude Code's own telemetry, traces only (its traces are behind the enhanced-telemetry beta
+ * switch in the versions tested); in `--print` mode it reads `TRACEPARENT`, so its
+ * `claude_code.interaction` span is a child of the task's. Prompts and tool details only with
+ * `otel_content`.
+ */
+function telemetryEnv(t: HarnessTelemetry): Record<string, string> {
+  return {
+    ...otlpEnv(t),
+    CLAUDE_CODE_ENABLE_TELEMETRY: "1",
+    CLAUDE_CODE_ENHANCED_TELEMETRY_BETA: "1",
+    OTEL_TRACES_EXPORTER: "otlp",
+    OTEL_METRICS_EXPORTER: "none",
+    OTEL_LOGS_EXPORTER: "none",
+    ...(t.content && { OTEL_LOG_USER_PROMPTS: "1", OTEL_LOG_TOOL_DETAILS: "1" }),
+  };
+}
 
 function launch(req: LaunchRequest): LaunchPlan {
   const args = [
@@ -95,7 +115,7 @@ function launch(req: LaunchRequest): LaunchPlan {
   };
   return {
     args,
-    env: {},
+    env: req.telemetry ? telemetryEnv(req.telemetry) : {},
     files,
     stdin: JSON.stringify(userLine) + "\n",
     // Kept open so the interrupt can still be written; closed after the result.

@@ -17,6 +17,7 @@ import type {
   LaunchRequest,
 } from "./types.ts";
 import { toolOutputText } from "./tool_output.ts";
+import { otlpEnv } from "./telemetry.ts";
 
 export const CODEX_TESTED_VERSIONS = ["0.169.0"];
 const TOKEN_ENV = "MUR_BRIDGE_TOKEN";
@@ -69,6 +70,15 @@ function launch(req: LaunchRequest): LaunchPlan {
     // Without it a call fails: "MCP tool call requires approval, but approval policy is never".
     args.push("-c", `${key}.default_tools_approval_mode="approve"`);
     env[TOKEN_ENV] = req.bridge.token;
+  }
+  if (req.telemetry) {
+    // Codex's trace exporter is a config key; the endpoint's headers come from the standard
+    // environment variable (telemetry.ts), so no secret is on argv. TRACEPARENT parents
+    // its `codex.exec` span under the task's.
+    const url = tomlString(req.telemetry.tracesUrl);
+    args.push("-c", `otel.trace_exporter={otlp-http={endpoint=${url},protocol="json"}}`);
+    if (req.telemetry.content) args.push("-c", "otel.log_user_prompt=true");
+    Object.assign(env, otlpEnv(req.telemetry));
   }
   // No system-prompt flag: the notices and the manifest prompt go before the task.
   const guidance = req.bridge

@@ -10,7 +10,13 @@ import { claudeCode } from "./claude_code.ts";
 import { codex } from "./codex.ts";
 import { FileSessionStore, type HarnessSessionStore } from "./sessions.ts";
 import type { VersionProbe } from "./launch_env.ts";
-import type { AttemptRequest, HarnessDialect, HarnessDriver, HarnessPart } from "./types.ts";
+import type {
+  AttemptRequest,
+  HarnessDialect,
+  HarnessDriver,
+  HarnessPart,
+  HarnessTelemetry,
+} from "./types.ts";
 
 export type * from "./types.ts";
 export { FileSessionStore } from "./sessions.ts";
@@ -30,6 +36,8 @@ export interface HarnessDriverOptions {
   limits?: Partial<HarnessLimits>;
   now?: () => number;
   newSessionId?: () => string;
+  /** The session's OpenTelemetry export, for a task (src/otel/export.ts). */
+  telemetry?: (taskId: string) => HarnessTelemetry | undefined;
 }
 
 export function dialectFor(driver: string): HarnessDialect {
@@ -75,6 +83,7 @@ export function createHarnessDriver(
           now: opts.now ?? Date.now,
           newSessionId: opts.newSessionId ?? (() => crypto.randomUUID()),
           versions,
+          telemetry: opts.telemetry,
         },
         req,
         signal,

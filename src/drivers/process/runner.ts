@@ -20,6 +20,7 @@ import type {
   HarnessDialect,
   HarnessFailureKind,
   HarnessPart,
+  HarnessTelemetry,
   LaunchPlan,
 } from "./types.ts";
 
@@ -43,6 +44,8 @@ export interface AttemptContext {
   newSessionId: () => string;
   /** Version probes by binary path, shared across attempts. */
   versions: Map<string, VersionProbe>;
+  /** The session's OpenTelemetry export, for a task: what the harness joins (telemetry.ts). */
+  telemetry?: (taskId: string) => HarnessTelemetry | undefined;
 }
 
 export async function* runAttempt(
@@ -131,6 +134,7 @@ export async function* runAttempt(
           : undefined,
         session,
         prompt: req.prompt,
+        telemetry: ctx.telemetry?.(req.task.id),
       });
     } catch (e) {
       const message = `the process driver could not plan the launch: ${errorMessage(e)}`;

@@ -51,6 +51,19 @@ export interface LaunchRequest {
   bridge?: BridgeInfo;
   session: { id: string | null; mode: "new" | "resume" };
   prompt: string;
+  /** The session exports OpenTelemetry spans: the harness's own join them (telemetry.ts). */
+  telemetry?: HarnessTelemetry;
+}
+
+/** Where the session's spans go and the span a harness's spans hang under (src/otel/). */
+export interface HarnessTelemetry {
+  /** W3C `traceparent` of the task's span. */
+  traceparent: string;
+  /** The full OTLP/HTTP traces URL. */
+  tracesUrl: string;
+  headers: Record<string, string>;
+  /** `observability.otel_content`: the harness may put prompts and tool details on its spans. */
+  content: boolean;
 }
 
 export interface LaunchPlan {
