@@ -5,6 +5,8 @@
  *   deno task bench            3 rounds (under 3 minutes)
  *   deno task bench --quick    1 short round, for trying the script itself
  *   deno task bench --out F    write the report to F instead of BENCHMARKS.md
+ *   deno task bench --turns N  turns in the turn-overhead session (default 1,000; 10000 for
+ *                              the long one, about 3 minutes more)
  *
  * Every process it starts (servers, the load generator) is killed by pid at the end, on
  * failure and on Ctrl-C.
@@ -20,6 +22,8 @@ import { roundRaw } from "./round_raw.ts";
 import { ensurePeerInstalled, roundPeer } from "./round_peer.ts";
 import { roundMur } from "./round_mur.ts";
 import { benchPage } from "./page.ts";
+import { roundScale } from "./round_scale.ts";
+import { Scale, scaleMarkdown } from "./scale.ts";
 
 function loadavg(): string {
   try {
@@ -58,8 +62,17 @@ async function machine(): Promise<Omit<Machine, "loadAfter">> {
 export async function bench(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { quick: { type: "boolean", default: false }, out: { type: "string" } },
+    options: {
+      quick: { type: "boolean", default: false },
+      out: { type: "string" },
+      turns: { type: "string" },
+    },
   });
+  const turns = Number(values.turns ?? (values.quick ? 200 : 1000));
+  if (!Number.isInteger(turns) || turns < 20) {
+    console.error(`bench: --turns must be a whole number ≥ 20, got ${values.turns}`);
+    return 2;
+  }
   const plan = makePlan(values.quick ?? false);
   const out = values.out ?? new URL("../../BENCHMARKS.md", import.meta.url).pathname;
   const t0 = performance.now();
@@ -69,6 +82,13 @@ export async function bench(args: string[]): Promise<number> {
   res.onAdd = (c, m, v) =>
     log(
       `  ${c} ${m} = ${Number.isInteger(v) || Math.abs(v) >= 100 ? Math.round(v) : v.toFixed(2)}`,
+    );
+  const scale = new Scale();
+  scale.onAdd = (r) =>
+    log(
+      `  ${r.label}: ${r.mur.toFixed(2)} ${r.unit} / ${r.base.toFixed(2)} ${r.unit}${
+        r.note ? ` (${r.note})` : ""
+      }`,
     );
   const info = await machine();
   const onSignal = () => {
@@ -112,6 +132,13 @@ export async function bench(args: string[]): Promise<number> {
       }
       log("the live page beside K=100 watchers");
       pageMd = await benchPage(ctx, dir);
+      await roundScale({
+        scale,
+        log,
+        turns,
+        hookTurns: values.quick ? 5 : 10,
+        queued: values.quick ? 30 : 100,
+      }, dir);
     } finally {
       await lg.stop();
     }
@@ -124,7 +151,11 @@ export async function bench(args: string[]): Promise<number> {
   const elapsed = (performance.now() - t0) / 1000;
   const rendered = render(res, plan);
   const md = markdown(rendered, res, plan, { ...info, loadAfter: loadavg() }, elapsed, rounds);
-  await Deno.writeTextFile(out, pageMd ? `${md.trimEnd()}\n\n${pageMd}` : md);
+  const scaleMd = scaleMarkdown(scale, turns);
+  await Deno.writeTextFile(
+    out,
+    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd()].filter(Boolean).join("\n\n") + "\n",
+  );
   console.log(rendered.table);
   if (rendered.notes.length) {
     console.log("\n" + rendered.notes.map((n, i) => `[${i + 1}] ${n}`).join("\n"));
@@ -132,6 +163,7 @@ export async function bench(args: string[]): Promise<number> {
   if (res.facts.length) console.log("\n" + [...new Set(res.facts)].join("\n"));
   console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
   if (pageMd) console.log(`\n${pageMd}`);
+  console.log(`\n${scaleMd}`);
   console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);
   return 0;
 }

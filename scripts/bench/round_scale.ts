@@ -1,0 +1,450 @@
+/**
+ * The scale rows (issue 18), each a real `mur run` of a scripted capsule (the scripted driver:
+ * frames, turns, tools and hooks run for real, only the model is a script), read back from the
+ * session's trace.jsonl:
+ *
+ *   turn overhead   one task of N turns, each calling the `bash` tool that prints 8 KiB; the
+ *                   per-turn time (gap between consecutive `inference` trace lines) of the last
+ *                   tenth over the first tenth — with the tool's run (its process start) and
+ *                   without it (runtime-only: the gap minus the tool call's own duration_ms).
+ *   hooks           the same turns with 50 `on-shell` command hooks bound, against none: per
+ *                   hook run, over what spawning the same command costs this runtime directly.
+ *   queue           100 tasks queued behind a gated first one: the time per task through the
+ *                   queue, last tenth over first tenth.
+ *   idle memory     RSS of the idle queued capsule after its readiness line, over the raw
+ *                   Deno.serve server's (scripts/bench/raw_server.ts, nothing pre-built).
+ *
+ * Trace timestamps are whole milliseconds: medians of a tenth (≥ 100 turns at N = 1,000) are
+ * what is compared, never a single turn.
+ */
+import { kill, rssBytes, spawnReady } from "./procs.ts";
+import { median } from "./stats.ts";
+import type { Scale } from "./scale.ts";
+
+const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
+const BASH_8K = "head -c 8192 /dev/zero | tr '\\0' a";
+
+export interface ScaleCtx {
+  scale: Scale;
+  log(msg: string): void;
+  /** Turns in the turn-overhead session. */
+  turns: number;
+  /** Turns in each hooks session. */
+  hookTurns: number;
+  /** Tasks through the queue. */
+  queued: number;
+}
+
+export interface TraceLine {
+  event_type: string;
+  timestamp: number;
+  duration_ms?: number;
+  turn?: number;
+  [k: string]: unknown;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function toolTurns(n: number): unknown[] {
+  const turns: unknown[] = [];
+  for (let i = 0; i < n; i++) {
+    turns.push({ steps: [{ tool_call: { name: "bash", input: { command: BASH_8K } } }] });
+  }
+  turns.push({ steps: [{ text: "done" }] });
+  return turns;
+}
+
+export interface CapsuleSpec {
+  manifest: Record<string, unknown>;
+  script: unknown;
+}
+
+const SHELL = { shell: { allow: ["bash"] } };
+export const HOOK_CMD = ["echo", "{}"];
+
+/** One task of `n` bash turns, with `hooks` observer hooks on `on-shell`. */
+export function turnsCapsule(n: number, hooks = 0): CapsuleSpec {
+  const manifest: Record<string, unknown> = {
+    inference: { driver: "scripted", script: "script.json", max_turns: n + 5 },
+    capabilities: SHELL,
+  };
+  if (hooks > 0) {
+    manifest.hooks = Array.from({ length: hooks }, (_, i) => ({
+      name: `h${i}`,
+      binding: "on-shell",
+      command: HOOK_CMD,
+    }));
+  }
+  return { manifest, script: { tasks: [{ turns: toolTurns(n) }] } };
+}
+
+/** A sleeping queued capsule: a `gate` task waits 1.5 s, every other task answers at once. */
+export function queueCapsule(q: number): CapsuleSpec {
+  return {
+    manifest: {
+      inference: { driver: "scripted", script: "script.json", max_turns: 4 },
+      lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: q + 1 },
+    },
+    script: {
+      tasks: [
+        { match: "^gate$", turns: [{ steps: [{ delay_ms: 1500 }, { text: "gate" }] }] },
+        { turns: [{ steps: [{ text: "ok" }] }] },
+      ],
+    },
+  };
+}
+
+/** Writes a capsule (JSON is YAML) into a fresh folder under `dir`; returns its manifest path. */
+export async function writeScaleCapsule(
+  dir: string,
+  name: string,
+  { manifest, script }: CapsuleSpec,
+): Promise<string> {
+  const at = `${dir}/${name}`;
+  await Deno.mkdir(at, { recursive: true });
+  await Deno.writeTextFile(`${at}/script.json`, JSON.stringify(script));
+  await Deno.writeTextFile(
+    `${at}/murmur.yaml`,
+    JSON.stringify({ name, version: "0.1.0", ...manifest }),
+  );
+  return `${at}/murmur.yaml`;
+}
+
+function murCmd(manifest: string, workdir: string, extra: string[]): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    MAIN,
+    "run",
+    "--manifest",
+    manifest,
+    "--json",
+    "--workdir",
+    workdir,
+    ...extra,
+  ];
+}
+
+async function readTrace(sessionDir: string): Promise<TraceLine[]> {
+  const text = await Deno.readTextFile(`${sessionDir}/trace.jsonl`);
+  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as TraceLine);
+}
+
+interface SessionRun {
+  trace: TraceLine[];
+  /** RSS samples (bytes) taken every 250 ms while it ran. */
+  rss: number[];
+}
+
+/** Runs one launch task to the end (`--lifecycle-after-task exit`); returns its trace. */
+async function runToEnd(
+  dir: string,
+  name: string,
+  spec: CapsuleSpec,
+  timeoutMs: number,
+): Promise<SessionRun> {
+  const path = await writeScaleCapsule(dir, name, spec);
+  const s = await spawnReady({
+    name: `mur run (${name})`,
+    cmd: murCmd(path, `${dir}/${name}/wd`, ["--task", "go", "--lifecycle-after-task", "exit"]),
+    env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" },
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+  const rss: number[] = [];
+  const sampler = setInterval(() => {
+    const v = rssBytes(s.pid);
+    if (Number.isFinite(v)) rss.push(v);
+  }, 250);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const drain = (async () => {
+      while (!(await s.lines.next()).done) { /* status lines */ }
+    })();
+    const ended = await Promise.race([
+      s.child.status.then((st) => st),
+      new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), timeoutMs))),
+    ]);
+    if (ended === "timeout") throw new Error(`${name}: not finished within ${timeoutMs} ms`);
+    await drain.catch(() => {});
+    if (!ended.success) {
+      throw new Error(`${name}: mur run exited ${ended.code}: ${s.stderr().trim().slice(-200)}`);
+    }
+    return { trace: await readTrace(String(s.ready.session_dir)), rss };
+  } finally {
+    clearTimeout(timer);
+    clearInterval(sampler);
+    kill(s.pid);
+  }
+}
+
+/** Per turn: the gap to the next turn's `inference` line, and that gap minus its tool call. */
+export function turnGaps(trace: TraceLine[]): { whole: number[]; runtime: number[] } {
+  const inf = trace.filter((l) => l.event_type === "inference");
+  const tool = new Map<number, number>();
+  for (const l of trace) {
+    if (l.event_type === "tool_call" && typeof l.turn === "number") {
+      tool.set(l.turn, (tool.get(l.turn) ?? 0) + (l.duration_ms ?? 0));
+    }
+  }
+  const whole: number[] = [];
+  const runtime: number[] = [];
+  for (let i = 0; i + 1 < inf.length; i++) {
+    const gap = inf[i + 1].timestamp - inf[i].timestamp;
+    whole.push(gap);
+    runtime.push(gap - (tool.get(inf[i].turn ?? -1) ?? 0));
+  }
+  return { whole, runtime };
+}
+
+/**
+ * The first or last tenth of `xs`, as a mean trimmed of its highest and lowest tenth: trace
+ * times are whole milliseconds, so a median of ~1 ms gaps can only read 1 or 2, while the
+ * differences of truncated clock readings average out to the true gap.
+ */
+export function tenth(xs: number[], last: boolean): number {
+  const k = Math.max(1, Math.floor(xs.length / 10));
+  const part = (last ? xs.slice(-k) : xs.slice(0, k)).sort((a, b) => a - b);
+  const cut = Math.floor(part.length / 10);
+  const kept = part.slice(cut, part.length - cut);
+  return kept.reduce((a, b) => a + b, 0) / kept.length;
+}
+
+async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
+  const n = ctx.turns;
+  const label = (what: string) =>
+    `turn overhead, ${
+      n.toLocaleString("en")
+    } turns × 8 KiB tool output: ms per turn ${what}, last tenth`;
+  ctx.log(`scale: ${n} scripted turns`);
+  let run: SessionRun;
+  try {
+    run = await runToEnd(dir, "turns", turnsCapsule(n), Math.max(120_000, n * 200));
+  } catch (e) {
+    for (const w of ["with the tool's process start", "runtime only"]) {
+      ctx.scale.missing(label(w), (e as Error).message);
+    }
+    return;
+  }
+  const { whole, runtime } = turnGaps(run.trace);
+  if (whole.length < 10) {
+    ctx.scale.missing(label("(any)"), `only ${whole.length} turns in the trace`);
+    return;
+  }
+  const tools = run.trace.filter((l) => l.event_type === "tool_call").map((l) =>
+    l.duration_ms ?? 0
+  );
+  ctx.scale.add({
+    label: label("with the tool's process start"),
+    mur: tenth(whole, true),
+    base: tenth(whole, false),
+    baseLabel: "first tenth",
+    unit: "ms",
+    digits: 1,
+    target: 1.3,
+  });
+  ctx.scale.add({
+    label: label("runtime only (without the tool call's own time)"),
+    mur: tenth(runtime, true),
+    base: tenth(runtime, false),
+    baseLabel: "first tenth",
+    unit: "ms",
+    digits: 1,
+    target: 1.3,
+  });
+  ctx.scale.add({
+    label: "turn overhead: the tool call itself (spawn to result), last tenth",
+    mur: tenth(tools, true),
+    base: await rawSpawnMs(["bash", "-c", BASH_8K], 50),
+    baseLabel: "the same `bash -c` spawned by Deno.Command from a small process",
+    unit: "ms",
+    digits: 1,
+  });
+  if (run.rss.length >= 2) {
+    const grew = (run.rss[run.rss.length - 1] - run.rss[0]) / 2 ** 20;
+    ctx.scale.facts.push(
+      `Turn overhead: mur's RSS went from ${(run.rss[0] / 2 ** 20).toFixed(0)} MiB to ${
+        (run.rss[run.rss.length - 1] / 2 ** 20).toFixed(0)
+      } MiB over the ${n.toLocaleString("en")} turns (${
+        (grew * 1024 / n).toFixed(1)
+      } KiB per turn; ` +
+        `the conversation itself holds about 8.3 KiB per turn).`,
+    );
+  }
+}
+
+/** Median ms to spawn `cmd` with a JSON object on stdin and read its stdout, from this process. */
+async function rawSpawnMs(cmd: string[], times: number): Promise<number> {
+  const t: number[] = [];
+  const input = new TextEncoder().encode('{"event":"on-shell"}\n');
+  for (let i = 0; i < times; i++) {
+    const t0 = performance.now();
+    const c = new Deno.Command(cmd[0], {
+      args: cmd.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const w = c.stdin.getWriter();
+    // A command that does not read its stdin may close it first (EPIPE): as for mur's hooks.
+    await w.write(input).then(() => w.close()).catch(() => {});
+    await c.output();
+    t.push(performance.now() - t0);
+  }
+  return median(t);
+}
+
+async function hooks(ctx: ScaleCtx, dir: string): Promise<void> {
+  const n = ctx.hookTurns;
+  const HOOKS = 50;
+  const label =
+    `${HOOKS} command hooks on \`on-shell\`: ms per hook run (a shell call runs each twice)`;
+  ctx.log(`scale: ${n} turns with 0 and with ${HOOKS} hooks`);
+  try {
+    const bare = await runToEnd(dir, "hooks0", turnsCapsule(n), 120_000);
+    const hooked = await runToEnd(
+      dir,
+      "hooks50",
+      turnsCapsule(n, HOOKS),
+      Math.max(120_000, n * HOOKS * 2 * 100),
+    );
+    // Turn 0 pays for compiling the path; the median of the rest is the steady cost.
+    const per = (r: SessionRun) => median(turnGaps(r.trace).whole.slice(1));
+    const perHook = (per(hooked) - per(bare)) / (2 * HOOKS);
+    const raw = await rawSpawnMs(HOOK_CMD, 50);
+    ctx.scale.add({
+      label,
+      mur: perHook,
+      base: raw,
+      baseLabel: "`echo {}` spawned by Deno.Command",
+      unit: "ms",
+      digits: 2,
+    });
+    ctx.scale.facts.push(
+      `Hooks: a turn (one bash call) took ${per(bare).toFixed(1)} ms with no hook and ${
+        per(hooked).toFixed(1)
+      } ms with ${HOOKS} \`on-shell\` hooks (${2 * HOOKS} hook runs).`,
+    );
+  } catch (e) {
+    ctx.scale.missing(label, (e as Error).message);
+  }
+}
+
+async function queueAndIdle(ctx: ScaleCtx, dir: string): Promise<void> {
+  const q = ctx.queued;
+  const qLabel = `${q} queued tasks through one capsule: ms per task, last tenth`;
+  const mLabel = "memory of an idle capsule (RSS after its readiness line)";
+  ctx.log(`scale: ${q} queued tasks; idle RSS`);
+  let raw;
+  let rawRss = NaN;
+  try {
+    raw = await spawnReady({
+      name: "raw (idle)",
+      cmd: [Deno.execPath(), "run", "-A", RAW, "0", "0"],
+      core: 0,
+      readyTimeoutMs: 30_000,
+    });
+    await sleep(500);
+    rawRss = rssBytes(raw.pid);
+  } catch (e) {
+    ctx.scale.facts.push(`Idle memory: the raw server did not start (${(e as Error).message}).`);
+  } finally {
+    if (raw) kill(raw.pid);
+  }
+  const path = await writeScaleCapsule(dir, "queue", queueCapsule(q));
+  let s;
+  try {
+    s = await spawnReady({
+      name: "mur run (queue)",
+      cmd: murCmd(path, `${dir}/queue/wd`, []),
+      env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" },
+      core: 0,
+      readyTimeoutMs: 30_000,
+    });
+  } catch (e) {
+    ctx.scale.missing(qLabel, (e as Error).message);
+    ctx.scale.missing(mLabel, (e as Error).message);
+    return;
+  }
+  try {
+    await sleep(500);
+    ctx.scale.add({
+      label: mLabel,
+      mur: rssBytes(s.pid) / 2 ** 20,
+      base: rawRss / 2 ** 20,
+      baseLabel: "raw Deno.serve, idle",
+      unit: "MiB",
+      digits: 1,
+    });
+    const url = `http://${s.ready.url}/`;
+    const send = async (text: string, i: number) => {
+      const r = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "A2A-Version": "1.0" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: i,
+          method: "SendMessage",
+          params: {
+            message: { messageId: `q-${i}`, role: "ROLE_USER", parts: [{ text }] },
+            configuration: { returnImmediately: true },
+          },
+        }),
+      });
+      const body = await r.text();
+      if (!body.includes('"result"')) throw new Error(`task ${i} refused: ${body.slice(0, 200)}`);
+    };
+    await send("gate", 0);
+    for (let i = 1; i <= q; i++) await send(`task ${i}`, i);
+    const sessionDir = String(s.ready.session_dir);
+    let ends: number[] = [];
+    for (let i = 0; i < 600; i++) {
+      const trace = await readTrace(sessionDir).catch(() => [] as TraceLine[]);
+      ends = trace.filter((l) => l.event_type === "task_end").map((l) => l.timestamp);
+      if (ends.length >= q + 1) break;
+      await sleep(100);
+    }
+    if (ends.length < q + 1) throw new Error(`only ${ends.length} of ${q + 1} tasks ended in 60 s`);
+    // After the gate: each task's time is the gap from the previous task's end to its own.
+    const gaps = ends.slice(1).map((t, i) => t - ends[i]);
+    ctx.scale.add({
+      label: qLabel,
+      mur: tenth(gaps, true),
+      base: tenth(gaps, false),
+      baseLabel: "first tenth",
+      unit: "ms",
+      digits: 1,
+      target: 1.3,
+    });
+  } catch (e) {
+    ctx.scale.missing(qLabel, (e as Error).message);
+  } finally {
+    kill(s.pid);
+  }
+}
+
+export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
+  await Deno.mkdir(`${dir}/home`, { recursive: true });
+  await turnOverhead(ctx, dir);
+  await hooks(ctx, dir);
+  await queueAndIdle(ctx, dir);
+}
+
+if (import.meta.main) {
+  const { Scale, scaleTable } = await import("./scale.ts");
+  const scale = new Scale();
+  const dir = await Deno.makeTempDir({ prefix: "mur-scale-" });
+  const n = Number(Deno.args[0] ?? 200);
+  try {
+    await roundScale(
+      { scale, log: console.error, turns: n, hookTurns: 5, queued: 30 },
+      dir,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  console.log(scaleTable(scale));
+  console.log(scale.facts.join("\n"));
+}
