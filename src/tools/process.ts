@@ -4,6 +4,7 @@
  * redirect both pumps into a log file without losing or reordering a byte.
  */
 import { trackGroup } from "../process_groups.ts";
+import { groupLeaderSpawn } from "./group_leader.ts";
 
 /** Bytes of one stream kept in memory; beyond this only the count grows (a note says so). */
 export const MEMORY_CAP_BYTES = 32 * 1024 * 1024;
@@ -154,16 +155,18 @@ async function pump(stream: ReadableStream<Uint8Array>, into: StreamCapture, sto
  * PermissionDenied) so callers can report a spawn failure as such.
  */
 export function spawnCaptured(program: string, opts: SpawnOptions): Spawned {
-  const child = new Deno.Command(program, {
-    args: opts.args,
+  // The child leads its own session and group, so a kill reaches what it forked; through
+  // setsid(1) where it can, as a fork costs more the larger mur's heap (group_leader.ts).
+  const leader = groupLeaderSpawn(program, opts.args, opts.env, opts.clearEnv);
+  const child = new Deno.Command(leader.program, {
+    args: leader.args,
     cwd: opts.cwd,
     env: opts.env,
     clearEnv: opts.clearEnv,
     stdin: opts.stdin ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",
-    // setsid: the child leads its own group, so a kill reaches what it forked.
-    detached: true,
+    detached: leader.detached,
   }).spawn();
   const stdout = new StreamCapture();
   const stderr = new StreamCapture();
