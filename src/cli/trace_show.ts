@@ -130,6 +130,11 @@ export function showTrace(events: TraceEvent[]): string[] {
       str(e, "reason") ? `  ${str(e, "reason")}` : ""
     }`
   );
+  const otelRows = of("otel_export").map((e) =>
+    `${num(e, "spans") ?? "?"} spans to ${str(e, "endpoint") ?? "?"}: ${
+      num(e, "exported") ?? "?"
+    } exported, ${num(e, "dropped") ?? "?"} dropped`
+  );
   const taskRows = several
     ? taskStarts.map((s) => {
       const id = str(s, "task_id") ?? "?";
@@ -159,5 +164,6 @@ export function showTrace(events: TraceEvent[]): string[] {
     ...section("Reopens", reopenRows),
     ...section("Tasks", taskRows),
     ...section("Denied calls", deniedRows),
+    ...section("OpenTelemetry", otelRows),
   ];
 }

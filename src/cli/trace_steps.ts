@@ -78,6 +78,10 @@ const ROWS: Record<string, Row> = {
     `hook_dispatch_error ${str(e, "hook_name") ?? "?"}  ${str(e, "event") ?? "?"}  ${
       str(e, "arm") ?? "?"
     }`,
+  otel_export: (e) =>
+    `otel_export  ${num(e, "spans") ?? "?"} spans, ${num(e, "exported") ?? "?"} exported, ${
+      num(e, "dropped") ?? "?"
+    } dropped`,
   session_end: (e) =>
     `session_end  ${str(e, "exit_status") ?? "?"}  ${num(e, "total_turns") ?? "?"} turns  ${
       duration(num(e, "duration_ms"))

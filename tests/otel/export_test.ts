@@ -7,7 +7,7 @@
  * the session ends with the same result, and the trace counts the spans it could not deliver.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { startCapsule } from "../helpers/capsule.ts";
+import { MAIN, startCapsule } from "../helpers/capsule.ts";
 import { finishedWithin, hookScript, ofType, type Rec, traceOf } from "../session/helpers.ts";
 import { closedPort, type ReceivedSpan, startReceiver } from "./receiver.ts";
 
@@ -52,6 +52,8 @@ function manifest(observability?: Rec): Rec {
 }
 
 interface Run {
+  /** trace.jsonl as written (the capsule's folder is gone after the run). */
+  traceText: string;
   code: number;
   stdout: string;
   trace: Rec[];
@@ -71,6 +73,7 @@ async function run(o: { observability?: Rec; env?: Record<string, string> }): Pr
     const end = await finishedWithin(cap, 60_000);
     const workdir = cap.ready.workdir;
     return {
+      traceText: await Deno.readTextFile(`${workdir}/trace.jsonl`),
       code: end.code,
       stdout: end.stdout,
       trace: await traceOf(workdir),
@@ -286,4 +289,26 @@ Deno.test("a collector that is down or never answers: same session, same result,
     assertEquals(report.spans, 8, `collector ${what}`);
     assertEquals(report.dropped, 8, `collector ${what}`);
   }
+
+  // `mur trace` says it too.
+  const dir = await Deno.makeTempDir({ prefix: "mur-otel-trace-" });
+  await Deno.writeTextFile(`${dir}/trace.jsonl`, down.traceText);
+  const mur = async (...args: string[]) =>
+    new TextDecoder().decode(
+      (await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN, "trace", ...args, `${dir}/trace.jsonl`],
+        env: { NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "inherit",
+      }).output()).stdout,
+    );
+  const endpoint = ofType(down.trace, "otel_export")[0].endpoint;
+  const show = await mur("show");
+  assert.ok(
+    show.includes(`OpenTelemetry\n  8 spans to ${endpoint}: 0 exported, 8 dropped`),
+    show,
+  );
+  const steps = (await mur("steps")).split("\n");
+  assert.ok(steps.includes("  otel_export  8 spans, 0 exported, 8 dropped"), steps.join("\n"));
+  await Deno.remove(dir, { recursive: true });
 });
