@@ -7,7 +7,7 @@
  */
 import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
-import { resolveSession } from "../session/running.ts";
+import { resolveSession } from "./session_address.ts";
 import { stateWord } from "../watch/format.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";

@@ -1,6 +1,6 @@
 /** One JSON-RPC call to a capsule's door (CancelTask, murmur.StopSession) from the CLI. */
 import { errorMessage, MurError } from "../errors.ts";
-import { httpBase } from "../session/running.ts";
+import { httpBase } from "../watch/card_probe.ts";
 
 export type RpcAnswer =
   | { ok: true; result: unknown }

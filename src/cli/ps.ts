@@ -5,7 +5,8 @@
  * session, `unreachable` otherwise. Records of processes that are gone are pruned and reported
  * on stderr.
  */
-import { liveRunningRecords, probeCard } from "../session/running.ts";
+import { liveRunningRecords } from "./running_records.ts";
+import { probeCard } from "../watch/card_probe.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
 import { writeErr, writeOut } from "./output.ts";

@@ -18,7 +18,7 @@ import {
   removeRunningRecord,
   removeRunningRecordSync,
   writeRunningRecord,
-} from "../session/running.ts";
+} from "./running_records.ts";
 import { killAllGroups } from "../process_groups.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";

@@ -9,7 +9,7 @@
  * session appended to one file; the reader keeps the chosen session's lines).
  */
 import { errorMessage, MurError } from "../errors.ts";
-import { parseSessionAddress } from "../session/running.ts";
+import { parseSessionAddress } from "./session_address.ts";
 
 export interface SessionDir {
   sessionId: string;

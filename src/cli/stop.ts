@@ -10,13 +10,9 @@
  * No --url: signals need the local pid, which only the record holds.
  */
 import { errorMessage, MurError } from "../errors.ts";
-import {
-  pidAlive,
-  removeRunningRecord,
-  resolveSession,
-  type RunningRecord,
-  sessionDirOf,
-} from "../session/running.ts";
+import { pidAlive } from "../process_liveness.ts";
+import { removeRunningRecord, type RunningRecord, sessionDirOf } from "./running_records.ts";
+import { resolveSession } from "./session_address.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
 import { writeOut } from "./output.ts";

@@ -6,7 +6,8 @@
  */
 import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
-import { probeCard, resolveSession } from "../session/running.ts";
+import { probeCard } from "../watch/card_probe.ts";
+import { resolveSession } from "./session_address.ts";
 import type { TaskCheck } from "../watch/follow.ts";
 import { WATCH_EXIT } from "../watch/outcome.ts";
 import { watch, type WatchTarget } from "../watch/watch.ts";

@@ -7,7 +7,7 @@
  * the name exists (a reader never sees a half-written lock).
  */
 import { MurError } from "../errors.ts";
-import { pidAlive, processStart } from "./running.ts";
+import { pidAlive, processStart } from "../process_liveness.ts";
 
 export interface WorkdirLock {
   path: string;

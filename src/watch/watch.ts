@@ -5,7 +5,7 @@
  * follow.ts) change where the replay starts, which events are shown, when it ends and the code.
  */
 import { errorMessage, MurError } from "../errors.ts";
-import { httpBase } from "../session/running.ts";
+import { httpBase } from "./card_probe.ts";
 import { sseEvents } from "./sse.ts";
 import { type Out, WatchRenderer } from "./render.ts";
 import { classify, eventTaskId } from "./schema.ts";

@@ -4,12 +4,8 @@ import {
   ok as assert,
   rejects as assertRejects,
 } from "node:assert/strict";
-import {
-  listRunningRecords,
-  parseSessionAddress,
-  removeRunningRecord,
-  resolveSession,
-} from "../../src/session/running.ts";
+import { listRunningRecords, removeRunningRecord } from "../../src/cli/running_records.ts";
+import { parseSessionAddress, resolveSession } from "../../src/cli/session_address.ts";
 import { MurError } from "../../src/errors.ts";
 import { startFakeDoor } from "../watch/fake_door.ts";
 import { fakeSessionId, runMur, tempHome, writeRecord } from "./helpers.ts";

@@ -17,7 +17,7 @@ import {
   until,
 } from "./helpers.ts";
 import { runMur } from "../cli/helpers.ts";
-import { pidAlive } from "../../src/session/running.ts";
+import { pidAlive } from "../../src/process_liveness.ts";
 
 /** The model says something, then thinks for a long time: a task that is mid-turn until stopped. */
 const LONG = {

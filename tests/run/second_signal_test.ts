@@ -5,7 +5,7 @@
  * with session_end, and stdout ends with the status line. Checked by pid on a real process tree.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { pidAlive } from "../../src/session/running.ts";
+import { pidAlive } from "../../src/process_liveness.ts";
 import {
   listTasks,
   manifest,
