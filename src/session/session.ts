@@ -8,7 +8,7 @@ import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Hooks } from "./hooks_api.ts";
-import { type ExitStatus, type Histories, TaskLoop, type ToolDispatcher } from "./loop.ts";
+import { type Histories, TaskLoop, type ToolDispatcher } from "./loop.ts";
 import { Registry } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
@@ -20,14 +20,13 @@ import { SpendMeter } from "./spend.ts";
 import { MurError } from "../errors.ts";
 import { IdSource } from "../ids.ts";
 import type { Tool } from "../tools/types.ts";
+import { hasRoom } from "./admission.ts";
+import { Faults } from "./faults.ts";
+import { endEveryTask, rejectQueued, SessionTotals } from "./session_end.ts";
+import { decides, type SessionStatus, sessionStatusOf, Verdict } from "./session_status.ts";
+import { Wakeup } from "./wakeup.ts";
 
-/** `mur run`'s status line and exit code (contract §7). */
-export type SessionStatus =
-  | "ok"
-  | "failed"
-  | "max_turns_reached"
-  | "spend_ceiling_reached"
-  | "canceled";
+export type { SessionStatus };
 
 export interface SessionOptions {
   id: string;
@@ -72,8 +71,6 @@ export type SubmitResult =
   | { kind: "rejected"; task: TaskRecord };
 
 export const BUSY = "task rejected: capsule is busy";
-/** stderr lines for faults after which only the bootstrap log hears of more (a fault storm). */
-const MAX_FAULT_LINES = 5;
 export const CLOSING = "task rejected: the session is closing";
 
 export class Session {
@@ -96,14 +93,12 @@ export class Session {
   #stopped = false;
   #acceptedAny = false;
   #running: TaskRecord | null = null;
-  #status: SessionStatus = "ok";
-  /** The task whose ending set a status other than ok (null while ok, or for a runtime error). */
-  #decidedBy: TaskRecord | null = null;
-  #wake: (() => void) | null = null;
+  readonly #verdict = new Verdict();
+  readonly #wakeup = new Wakeup();
   #ended: Promise<SessionStatus> | null = null;
   #endWritten = false;
-  #faults = 0;
-  readonly #totals = { turns: 0, input: 0, output: 0, tools: 0, shell: 0 };
+  readonly #faults: Faults;
+  readonly #totals = new SessionTotals();
 
   constructor(opts: SessionOptions) {
     this.#opts = opts;
@@ -111,6 +106,7 @@ export class Session {
     this.manifest = opts.manifest;
     this.workdir = opts.workdir;
     this.#clock = opts.clock ?? Date.now;
+    this.#faults = new Faults(opts.workdir, opts.warn);
     // One id source on the session's clock: task, message and trace ids ascend together.
     const ids = new IdSource(this.#clock);
     this.registry = new Registry(this.log, this.#clock, ids);
@@ -181,12 +177,12 @@ export class Session {
   }
 
   get status(): SessionStatus {
-    return this.#status;
+    return this.#verdict.status;
   }
 
   /** The deciding task that set the status, once it is not ok (E-RUN-040 names it). */
   get decidedBy(): TaskRecord | null {
-    return this.#decidedBy;
+    return this.#verdict.decidedBy;
   }
 
   /** Writes session_start and runs on-session-start hooks. */
@@ -264,22 +260,12 @@ export class Session {
   }
 
   #hasRoom(): boolean {
-    const lc = this.manifest.lifecycle;
-    switch (lc.taskAcceptance) {
-      case "none":
-        return false;
-      case "single":
-        return !this.#acceptedAny;
-      case "queue": {
-        // The running task does not count, nor the one a free loop is about to start: between a
-        // submit and the loop taking the task, that task is not waiting in the queue.
-        const free = this.#running === null && !this.#stopped && !this.#closing;
-        const head = free ? this.registry.nextQueued() : undefined;
-        return this.registry.queued().filter((t) =>
-          t !== this.#running && t !== head && (t.source === "a2a" || t.source === "task_md")
-        ).length < lc.queueDepth;
-      }
-    }
+    return hasRoom(this.manifest.lifecycle, this.registry, {
+      acceptedAny: this.#acceptedAny,
+      running: this.#running,
+      stopped: this.#stopped,
+      closing: this.#closing,
+    });
   }
 
   /** The answer to a task waiting in TASK_STATE_INPUT_REQUIRED. False when no wait is open. */
@@ -372,22 +358,7 @@ export class Session {
   }
 
   #kick(): void {
-    const w = this.#wake;
-    this.#wake = null;
-    w?.();
-  }
-
-  #idle(ms: number | null): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = ms === null ? undefined : setTimeout(() => {
-        this.#wake = null;
-        resolve();
-      }, ms);
-      this.#wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+    this.#wakeup.kick();
   }
 
   async #work(): Promise<SessionStatus> {
@@ -409,11 +380,11 @@ export class Session {
       if (ranAny && !sleeps) break;
       if (this.#stopped && !sleeps) break;
       if (sleeps) {
-        await this.#idle(null);
+        await this.#wakeup.idle(null);
         continue;
       }
       const before = this.registry.all().length;
-      await this.#idle(this.#opts.idleTimeoutMs);
+      await this.#wakeup.idle(this.#opts.idleTimeoutMs);
       if (this.registry.all().length === before && !this.registry.nextQueued()) break;
     }
     this.#closing = true;
@@ -441,11 +412,7 @@ export class Session {
           threaded ? task.id : undefined,
         );
       }
-      this.#totals.turns += out.turns;
-      this.#totals.input += out.inputTokens;
-      this.#totals.output += out.outputTokens;
-      this.#totals.tools += out.toolCalls;
-      this.#totals.shell += out.shellCalls;
+      this.#totals.add(out);
       this.#decide(sessionStatusOf(out.exitStatus), this.#decides(task), task);
     } catch (e) {
       // A runtime error must still end the task in one final status.
@@ -458,26 +425,17 @@ export class Session {
     }
   }
 
-  /**
-   * Does this task's ending decide the status (README "Running a capsule")? The launch task
-   * always does. An A2A task never does on a capsule that sleeps (queue + sleep), stopped or not;
-   * otherwise it does when the capsule ends after it (single; queue + exit with nothing else
-   * queued) or while the session is closing or stopped.
-   */
+  /** Does this task's ending decide the status (session_status.ts)? */
   #decides(task: TaskRecord): boolean {
-    if (task.source === "task_md") return true;
-    const lc = this.manifest.lifecycle;
-    if (lc.taskAcceptance === "queue" && lc.afterTask === "sleep") return false;
-    if (this.#closing || this.#stopped) return true;
-    if (lc.taskAcceptance !== "queue") return true;
-    return this.registry.nextQueued() === undefined;
+    return decides(task, this.manifest.lifecycle, {
+      closing: this.#closing,
+      stopped: this.#stopped,
+      queueEmpty: () => this.registry.nextQueued() === undefined,
+    });
   }
 
   #decide(status: SessionStatus, deciding: boolean, task: TaskRecord | null = null): void {
-    if (deciding && this.#status === "ok" && status !== "ok") {
-      this.#status = status;
-      this.#decidedBy = task;
-    }
+    this.#verdict.decide(status, deciding, task);
   }
 
   #traceFailed(e: MurError): void {
@@ -508,7 +466,7 @@ export class Session {
 
   /** Set by the first `fault()`: `mur run` ends failed whenever it came. */
   get faulted(): boolean {
-    return this.#faults > 0;
+    return this.#faults.count > 0;
   }
 
   /**
@@ -519,21 +477,10 @@ export class Session {
    * logs/bootstrap.log; stderr gets the coded line (the first few faults, then a count).
    */
   fault(e: unknown): void {
-    const n = ++this.#faults;
-    const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    const err = new MurError(
-      "E-RUN-050",
-      `an internal error ended the session: ${what.replace(/\s+/g, " ")}`,
-      `this is a bug in mur; its stack is in ${this.workdir.bootstrapLog}`,
-    );
-    bootstrapLog(this.workdir, `${err.format()}\n${e instanceof Error ? e.stack : ""}`);
-    if (n <= MAX_FAULT_LINES) this.#opts.warn(err.format());
-    else if (n === MAX_FAULT_LINES + 1) {
-      this.#opts.warn("error[E-RUN-050]: more internal errors follow; see the bootstrap log");
-    }
-    if (n > 1) return;
+    const err = this.#faults.report(e);
+    if (!err) return;
     // A fault decides the status whatever the tasks did: the session did not end as it should.
-    this.#status = "failed";
+    this.#verdict.status = "failed";
     this.#failAndEnd(err);
   }
 
@@ -543,53 +490,17 @@ export class Session {
    * closed, here and now, without hooks. Does nothing once `session_end` is written.
    */
   endNow(): SessionStatus {
-    if (this.#endWritten) return this.#status;
-    this.#status = "failed";
-    for (const t of this.registry.all()) {
-      if (isTerminal(t.state)) continue;
-      if (t.state === "TASK_STATE_SUBMITTED" && t !== this.#running) {
-        this.registry.finish(
-          t,
-          "TASK_STATE_REJECTED",
-          "task rejected: the session ended before this task started",
-        );
-      } else {
-        this.registry.finish(
-          t,
-          "TASK_STATE_FAILED",
-          "error[E-RUN-050]: the session ended after an internal error",
-        );
-      }
-    }
+    if (this.#endWritten) return this.status;
+    this.#verdict.status = "failed";
+    endEveryTask(this.registry, this.#running);
     this.#writeEnd();
-    return this.#status;
+    return this.status;
   }
 
   async #end(): Promise<SessionStatus> {
-    const stopped = this.#stopped;
-    const reason = stopped
-      ? "task rejected: the session was stopped before this task started"
-      : "task rejected: the session ended before this task started";
-    for (const t of this.registry.queued()) {
-      this.registry.finish(t, "TASK_STATE_REJECTED", reason);
-      this.trace.write("task_rejected", this.#sessionEvt, {
-        task_id: t.id,
-        context_id: t.contextId,
-        source: t.source,
-        cause: stopped ? "session_stopped" : "session_ended",
-        reason,
-      });
-    }
+    rejectQueued(this.registry, this.trace, this.#sessionEvt, this.#stopped);
     const durationMs = this.#clock() - this.#started;
-    await this.#opts.hooks.sessionEnd({
-      total_turns: this.#totals.turns,
-      total_input_tokens: this.#totals.input,
-      total_output_tokens: this.#totals.output,
-      total_tool_calls: this.#totals.tools,
-      total_shell_calls: this.#totals.shell,
-      duration_ms: durationMs,
-      exit_status: this.#status,
-    });
+    await this.#opts.hooks.sessionEnd(this.#totals.record(durationMs, this.status));
     await this.#opts.hooks.drain();
     if (this.#opts.otel) {
       // The last spans go out (bounded wait) and their count is in the trace before session_end.
@@ -597,7 +508,7 @@ export class Session {
       if (!this.#endWritten) this.trace.write("otel_export", this.#sessionEvt, report);
     }
     this.#writeEnd(durationMs);
-    return this.#status;
+    return this.status;
   }
 
   /**
@@ -607,37 +518,14 @@ export class Session {
    */
   abortNow(): SessionStatus {
     this.#writeEnd();
-    return this.#status;
+    return this.status;
   }
 
   #writeEnd(durationMs = this.#clock() - this.#started): void {
     if (this.#endWritten) return;
     this.#endWritten = true;
     this.#detached.abandonAll();
-    this.trace.write("session_end", this.#sessionEvt, {
-      total_turns: this.#totals.turns,
-      total_input_tokens: this.#totals.input,
-      total_output_tokens: this.#totals.output,
-      total_tool_calls: this.#totals.tools,
-      total_shell_calls: this.#totals.shell,
-      duration_ms: durationMs,
-      exit_status: this.#status,
-    });
+    this.trace.write("session_end", this.#sessionEvt, this.#totals.record(durationMs, this.status));
     this.trace.close();
-  }
-}
-
-function sessionStatusOf(exit: ExitStatus): SessionStatus {
-  switch (exit) {
-    case "ok":
-      return "ok";
-    case "max_turns_reached":
-      return "max_turns_reached";
-    case "spend_ceiling_reached":
-      return "spend_ceiling_reached";
-    case "canceled":
-      return "canceled";
-    default:
-      return "failed";
   }
 }

@@ -1,0 +1,64 @@
+/**
+ * How `mur run` ends (README "Running a capsule"): the session's status, and which tasks decide
+ * it. The first deciding task that does not complete sets it; a runtime error or a fault sets
+ * `failed` whatever the tasks did.
+ */
+import type { LifecycleConfig } from "../manifest/types.ts";
+import type { ExitStatus } from "./task_run.ts";
+import type { TaskRecord } from "./task_record.ts";
+
+/** `mur run`'s status line and exit code (README "Running a capsule"). */
+export type SessionStatus =
+  | "ok"
+  | "failed"
+  | "max_turns_reached"
+  | "spend_ceiling_reached"
+  | "canceled";
+
+export function sessionStatusOf(exit: ExitStatus): SessionStatus {
+  switch (exit) {
+    case "ok":
+      return "ok";
+    case "max_turns_reached":
+      return "max_turns_reached";
+    case "spend_ceiling_reached":
+      return "spend_ceiling_reached";
+    case "canceled":
+      return "canceled";
+    default:
+      return "failed";
+  }
+}
+
+/**
+ * Does this task's ending decide the status? The launch task always does. An A2A task never does
+ * on a capsule that sleeps (queue + sleep), stopped or not; otherwise it does when the capsule
+ * ends after it (single; queue + exit with nothing else queued) or while the session is closing
+ * or stopped.
+ */
+export function decides(
+  task: TaskRecord,
+  lc: LifecycleConfig,
+  s: { closing: boolean; stopped: boolean; queueEmpty: () => boolean },
+): boolean {
+  if (task.source === "task_md") return true;
+  if (lc.taskAcceptance === "queue" && lc.afterTask === "sleep") return false;
+  if (s.closing || s.stopped) return true;
+  if (lc.taskAcceptance !== "queue") return true;
+  return s.queueEmpty();
+}
+
+/** The status so far, and the deciding task that set it (E-RUN-040 names it). */
+export class Verdict {
+  status: SessionStatus = "ok";
+  /** The task whose ending set a status other than ok (null while ok, or for a runtime error). */
+  decidedBy: TaskRecord | null = null;
+
+  /** Only the first deciding ending other than ok counts. */
+  decide(status: SessionStatus, deciding: boolean, task: TaskRecord | null = null): void {
+    if (deciding && this.status === "ok" && status !== "ok") {
+      this.status = status;
+      this.decidedBy = task;
+    }
+  }
+}
