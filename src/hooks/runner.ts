@@ -1,17 +1,17 @@
 /**
- * Hooks as commands (contract §4): the `Hooks` the session loop calls, implemented by running
+ * Hooks as commands (docs/hooks.md): the `Hooks` the session loop calls, implemented by running
  * each bound hook's command per event, in manifest declaration order. Blocking hooks are awaited
  * and their arm committed when their binding and commit policy honour it; async hooks go through
- * a bounded queue per hook with one worker, drained before the session ends.
+ * a bounded queue per hook with one worker, drained before the session ends (async_queue.ts).
+ * Every binding runs through one dispatch (`#each`); what differs is what its answers do.
  *
- * Failures follow runtime-facts §6.5: a failing hook is logged to `logs/hook-<name>.log` (and a
+ * Failures (docs/hooks.md "When a hook fails"): a failing hook is logged to `logs/hook-<name>.log` (and a
  * stderr line) and the session goes on; a policy (`deny`) hook fails closed; a `replace-context`
  * hook that fails fails the task (the loop does that with the answer `failed`); an arm the
  * binding does not honour is discarded loudly (`hook_dispatch_error`).
  */
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
 import type { HookBinding, HookConfig } from "../manifest/types.ts";
-import { BINDING_POLICY } from "../manifest/schema.ts";
 import type {
   CompactionAnswer,
   CompactionEvent,
@@ -29,13 +29,13 @@ import type {
   ToolResultEvent,
 } from "../session/hooks_api.ts";
 import type { TraceWriter } from "../session/trace.ts";
-import { shellEnv } from "../tools/shell.ts";
-import { runHookCommand } from "./exec.ts";
+import { ASYNC_QUEUE_CAPACITY, AsyncQueues } from "./async_queue.ts";
+import { callHook } from "./call.ts";
+import { honours, unhonouredReason } from "./honour.ts";
 import { HookLog } from "./log.ts";
-import { type HookArm, parseHookOutput } from "./output.ts";
+import type { HookArm } from "./output.ts";
 
-/** Events an async hook may have waiting; beyond this an event is dropped (`queue-overflow`). */
-export const ASYNC_QUEUE_CAPACITY = 64;
+export { ASYNC_QUEUE_CAPACITY };
 
 export interface CommandHooksOptions {
   hooks: HookConfig[];
@@ -57,62 +57,20 @@ export interface CommandHooksOptions {
   queueCapacity?: number;
 }
 
-/** What one invocation produced. */
-type Outcome =
-  | { ok: true; arm: HookArm }
-  | { ok: false; kind: "timeout" | "error"; reason: string };
-
-const ARM_POLICY: Partial<Record<HookArm["arm"], string>> = {
-  "reopen-task": "reopen-task",
-  "seed-context": "seed-context",
-  "replace-context": "replace-context",
-  "deny": "deny",
-};
-
-/** What each policy arm does, for the sentence that says why an answer was not used. */
-const ARM_ACTION: Record<string, string> = {
-  "reopen-task": "reopen a task",
-  "seed-context": "seed the context",
-  "replace-context": "replace the context",
-  "deny": "refuse a call",
-};
-
-/** `an on-tool-call or on-shell` — the bindings that honour `policy`, with their article. */
-function bindingsHonouring(policy: string): string {
-  const names = Object.entries(BINDING_POLICY).filter(([, p]) => p === policy).map(([b]) => b);
-  return `an ${names.join(" or ")}`;
-}
-
-/**
- * Why a hook's answer is not used, as the end of a sentence that starts "hook <name> answered
- * <arm> on <binding>, but …": who may give that answer, and what this hook is instead.
- */
-export function unhonouredReason(h: HookConfig, arm: HookArm): string {
-  if (arm.arm === "artifact") {
-    return h.binding === "on-inference"
-      ? "an async hook's artifact has no attempt to join"
-      : "only a blocking on-inference hook's artifact is used";
-  }
-  const policy = ARM_POLICY[arm.arm] ?? arm.arm;
-  const who = `only ${bindingsHonouring(policy)} hook with commit_policy: ${policy} can ${
-    ARM_ACTION[policy] ?? `answer ${arm.arm}`
-  }`;
-  return BINDING_POLICY[h.binding] === policy
-    ? `${who}, and this one's commit_policy is ${h.commitPolicy}`
-    : who;
-}
-
-interface AsyncQueue {
-  items: HookEvent[];
-  busy: boolean;
-  idle: Promise<void>;
-  markIdle: () => void;
+/** What one binding does with its hooks' calls; true from either stops the dispatch. */
+interface BindingRule {
+  /** Which of the bound hooks take part (default: all). */
+  only?: (h: HookConfig) => boolean;
+  /** Whether an async hook is queued (default); policy hooks are always awaited. */
+  queue?: boolean;
+  failed(h: HookConfig, reason: string): boolean | void;
+  answered(h: HookConfig, arm: HookArm): boolean | void;
 }
 
 export class CommandHooks implements Hooks {
   readonly #o: CommandHooksOptions;
   readonly #logs = new Map<string, HookLog>();
-  readonly #queues = new Map<string, AsyncQueue>();
+  readonly #queues: AsyncQueues;
   readonly hasCompaction: boolean;
 
   constructor(o: CommandHooksOptions) {
@@ -124,10 +82,28 @@ export class CommandHooks implements Hooks {
     this.hasCompaction = o.hooks.some((h) =>
       h.binding === "on-compaction" && h.commitPolicy === "replace-context"
     );
-  }
-
-  #bound(binding: HookBinding): HookConfig[] {
-    return this.#o.hooks.filter((h) => h.binding === binding);
+    this.#queues = new AsyncQueues({
+      run: async (h, ev) => {
+        const out = await this.#call(h, ev);
+        if (!out.ok) {
+          this.#failed(h, out.reason, "the session goes on");
+          this.#dispatchError(h, h.binding, out.kind === "timeout" ? "timeout" : "error");
+        } else if (out.arm.arm !== "none") {
+          // An async hook commits nothing: any arm but none is discarded loudly.
+          this.#unhonoured(h, out.arm, "the answer is discarded (an async hook commits nothing)");
+        }
+      },
+      overflow: (h) => {
+        this.#log(h).line(`${h.binding}: queue full; event dropped (on_overflow: drop)`);
+        this.#dispatchError(h, h.binding, "queue-overflow");
+      },
+      dropped: (h, dropped, budget) => {
+        this.#dispatchError(h, "drain", "timeout");
+        this.#log(h).line(
+          `drain: the session is ending; ${dropped} queued event(s) dropped after ${budget} ms`,
+        );
+      },
+    }, o.queueCapacity ?? ASYNC_QUEUE_CAPACITY);
   }
 
   async sessionStart(ev: SessionStartEvent): Promise<void> {
@@ -138,44 +114,31 @@ export class CommandHooks implements Hooks {
     ev: TaskStartEvent,
   ): Promise<{ hook: string; messages: HookMessage[] } | undefined> {
     let seed: { hook: string; messages: HookMessage[] } | undefined;
-    for (const h of this.#bound("on-task-start")) {
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
-        continue;
-      }
-      const out = await this.#call(h, ev);
-      if (!out.ok) {
-        this.#failed(h, out.reason, "the task starts without its seed");
-        continue;
-      }
-      if (out.arm.arm !== "seed-context" || !this.#honoured(h, out.arm)) continue;
-      if (seed) {
-        this.#log(h).line(
-          `on-task-start: seed ignored: hook ${seed.hook}, declared earlier, already seeded`,
-        );
-        continue;
-      }
-      seed = { hook: h.name, messages: out.arm.messages };
-    }
+    await this.#each("on-task-start", ev, {
+      failed: (h, reason) => this.#failed(h, reason, "the task starts without its seed"),
+      answered: (h, arm) => {
+        if (arm.arm !== "seed-context" || !this.#honoured(h, arm)) return;
+        if (seed) {
+          this.#log(h).line(
+            `on-task-start: seed ignored: hook ${seed.hook}, declared earlier, already seeded`,
+          );
+          return;
+        }
+        seed = { hook: h.name, messages: arm.messages };
+      },
+    });
     return seed;
   }
 
   async inference(ev: InferenceEvent): Promise<ArtifactFrame[]> {
     const frames: ArtifactFrame[] = [];
-    for (const h of this.#bound("on-inference")) {
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
-        continue;
-      }
-      const out = await this.#call(h, ev);
-      if (!out.ok) {
-        this.#failed(h, out.reason, "the turn goes on");
-        continue;
-      }
-      if (out.arm.arm === "artifact" && this.#honoured(h, out.arm)) {
+    await this.#each("on-inference", ev, {
+      failed: (h, reason) => this.#failed(h, reason, "the turn goes on"),
+      answered: (h, arm) => {
+        if (arm.arm !== "artifact" || !this.#honoured(h, arm)) return;
         frames.push(artifactFrame({
           toolName: h.name,
-          content: JSON.stringify(out.arm.json),
+          content: JSON.stringify(arm.json),
           fenceSource: null,
           toolCallId: null,
           isError: false,
@@ -184,8 +147,8 @@ export class CommandHooks implements Hooks {
           truncated: false,
           attachments: [],
         }));
-      }
-    }
+      },
+    });
     return frames;
   }
 
@@ -195,96 +158,81 @@ export class CommandHooks implements Hooks {
    */
   async toolCall(ev: ToolCallEvent, shell: boolean): Promise<ToolCallDecision> {
     const binding = shell ? "on-shell" : "on-tool-call";
-    for (const h of this.#bound(binding)) {
-      if (h.commitPolicy !== "deny") continue;
-      const out = await this.#call(h, ev);
-      if (!out.ok) {
-        this.#failed(h, out.reason, "the call is refused (a policy hook fails closed)");
-        return { deny: { hook: h.name, reason: `the policy hook failed: ${out.reason}` } };
-      }
-      if (out.arm.arm === "none") continue;
-      if (out.arm.arm === "deny") {
-        const reason = out.arm.reason.trim();
-        if (reason === "") {
+    let decision: ToolCallDecision = {};
+    const deny = (h: HookConfig, reason: string) => {
+      decision = { deny: { hook: h.name, reason } };
+      return true;
+    };
+    await this.#each(binding, ev, {
+      only: (h) => h.commitPolicy === "deny",
+      queue: false,
+      failed: (h, reason) => {
+        this.#failed(h, reason, "the call is refused (a policy hook fails closed)");
+        return deny(h, `the policy hook failed: ${reason}`);
+      },
+      answered: (h, arm) => {
+        if (arm.arm === "none") return;
+        if (arm.arm === "deny") {
+          const reason = arm.reason.trim();
+          if (reason !== "") return deny(h, reason);
           this.#log(h).line(`${binding}: deny with an empty reason; the call is refused`);
-          return { deny: { hook: h.name, reason: "the policy hook gave no reason" } };
+          return deny(h, "the policy hook gave no reason");
         }
-        return { deny: { hook: h.name, reason } };
-      }
-      this.#unhonoured(h, out.arm, "the call is refused (a policy hook fails closed)");
-      return {
-        deny: {
-          hook: h.name,
-          reason: `the policy hook answered ${out.arm.arm}, which is neither none nor deny`,
-        },
-      };
-    }
-    return {};
+        this.#unhonoured(h, arm, "the call is refused (a policy hook fails closed)");
+        return deny(h, `the policy hook answered ${arm.arm}, which is neither none nor deny`);
+      },
+    });
+    return decision;
   }
 
   async toolResult(ev: ToolResultEvent, shell: boolean): Promise<void> {
-    const binding = shell ? "on-shell" : "on-tool-call";
-    for (const h of this.#bound(binding)) {
-      if (h.commitPolicy === "deny") continue;
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
-        continue;
-      }
-      const out = await this.#call(h, ev);
-      if (!out.ok) this.#failed(h, out.reason, "the task goes on");
-      else this.#honoured(h, out.arm);
-    }
+    await this.#each(shell ? "on-shell" : "on-tool-call", ev, {
+      only: (h) => h.commitPolicy !== "deny",
+      failed: (h, reason) => this.#failed(h, reason, "the task goes on"),
+      answered: (h, arm) => void this.#honoured(h, arm),
+    });
   }
 
   async compaction(ev: CompactionEvent): Promise<CompactionAnswer> {
     let answer: CompactionAnswer = { declined: "no_hook_replacement" };
-    for (const h of this.#bound("on-compaction")) {
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
-        continue;
-      }
-      const out = await this.#call(h, ev);
-      if (!out.ok) {
+    await this.#each("on-compaction", ev, {
+      failed: (h, reason) => {
         if (h.commitPolicy === "replace-context" && !("replaced" in answer)) {
-          this.#failed(h, out.reason, "the compaction fails");
-          return { failed: out.reason, hook: h.name };
+          this.#failed(h, reason, "the compaction fails");
+          answer = { failed: reason, hook: h.name };
+          return true;
         }
-        this.#failed(h, out.reason, "the task goes on");
-        continue;
-      }
-      if (out.arm.arm !== "replace-context" || !this.#honoured(h, out.arm)) continue;
-      if ("replaced" in answer) {
-        this.#log(h).line(
-          `on-compaction: replacement ignored: hook ${answer.hook} already answered`,
-        );
-        continue;
-      }
-      answer = { replaced: out.arm.messages, hook: h.name };
-    }
+        this.#failed(h, reason, "the task goes on");
+      },
+      answered: (h, arm) => {
+        if (arm.arm !== "replace-context" || !this.#honoured(h, arm)) return;
+        if ("replaced" in answer) {
+          this.#log(h).line(
+            `on-compaction: replacement ignored: hook ${answer.hook} already answered`,
+          );
+          return;
+        }
+        answer = { replaced: arm.messages, hook: h.name };
+      },
+    });
     return answer;
   }
 
   async taskEnd(ev: TaskEndEvent): Promise<TaskEndDecision> {
     let decision: TaskEndDecision = {};
-    for (const h of this.#bound("on-task-end")) {
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
-        continue;
-      }
-      const out = await this.#call(h, ev);
-      if (!out.ok) {
-        this.#failed(h, out.reason, "the task is not reopened by it");
-        continue;
-      }
-      if (out.arm.arm !== "reopen-task" || !this.#honoured(h, out.arm)) continue;
-      if (decision.reopen) {
-        this.#log(h).line(
-          `on-task-end: reopen ignored: hook ${decision.reopen.hook}, declared earlier, already reopened`,
-        );
-        continue;
-      }
-      decision = { reopen: { hook: h.name, feedback: out.arm.feedback } };
-    }
+    await this.#each("on-task-end", ev, {
+      failed: (h, reason) => this.#failed(h, reason, "the task is not reopened by it"),
+      answered: (h, arm) => {
+        if (arm.arm !== "reopen-task" || !this.#honoured(h, arm)) return;
+        if (decision.reopen) {
+          this.#log(h).line(
+            `on-task-end: reopen ignored: hook ${decision.reopen.hook}, declared earlier, already reopened`,
+          );
+          return;
+        }
+        decision = { reopen: { hook: h.name, feedback: arm.feedback } };
+      },
+    });
     return decision;
   }
 
@@ -294,103 +242,53 @@ export class CommandHooks implements Hooks {
 
   /** Waits until every async queue is empty, within the drain budget; drops what is left. */
   async drain(): Promise<void> {
-    const budget = this.#o.drainBudgetMs ?? this.#o.timeoutMs;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const idle = Promise.all([...this.#queues.values()].map((q) => q.idle));
-    const inTime = await Promise.race([
-      idle.then(() => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), budget))),
-    ]);
-    clearTimeout(timer);
-    if (inTime) return;
-    for (const [name, q] of this.#queues) {
-      if (q.items.length === 0 && !q.busy) continue;
-      const dropped = q.items.length;
-      q.items.length = 0;
-      const h = this.#o.hooks.find((x) => x.name === name)!;
-      this.#dispatchError(h, "drain", "timeout");
-      this.#log(h).line(
-        `drain: the session is ending; ${dropped} queued event(s) dropped after ${budget} ms`,
-      );
-    }
+    await this.#queues.drain(this.#o.drainBudgetMs ?? this.#o.timeoutMs);
   }
 
   // ---- internals
 
-  /** Fires hooks whose arms can only be `none` (session start/end). */
-  async #observe(binding: HookBinding, ev: HookEvent): Promise<void> {
-    for (const h of this.#bound(binding)) {
-      if (h.executionMode === "async") {
-        this.#enqueue(h, ev);
+  /**
+   * The one dispatch every binding shares: the hooks bound to `binding` (those `rule.only`
+   * keeps), in declaration order; an async one is queued, a blocking one called, and its failure
+   * or answer handed to the rule, which may stop the dispatch.
+   */
+  async #each(binding: HookBinding, ev: HookEvent, rule: BindingRule): Promise<void> {
+    for (const h of this.#o.hooks) {
+      if (h.binding !== binding || (rule.only && !rule.only(h))) continue;
+      if (rule.queue !== false && h.executionMode === "async") {
+        this.#queues.enqueue(h, ev);
         continue;
       }
       const out = await this.#call(h, ev);
-      if (!out.ok) this.#failed(h, out.reason, "the session goes on");
-      else this.#honoured(h, out.arm);
+      const stop = out.ok ? rule.answered(h, out.arm) : rule.failed(h, out.reason);
+      if (stop === true) return;
     }
+  }
+
+  /** Fires hooks whose arms can only be `none` (session start/end). */
+  async #observe(binding: HookBinding, ev: HookEvent): Promise<void> {
+    await this.#each(binding, ev, {
+      failed: (h, reason) => this.#failed(h, reason, "the session goes on"),
+      answered: (h, arm) => void this.#honoured(h, arm),
+    });
   }
 
   #log(h: HookConfig): HookLog {
     return this.#logs.get(h.name)!;
   }
 
-  /** Runs the command once; logs the call and its stderr. */
-  async #call(h: HookConfig, ev: HookEvent): Promise<Outcome> {
-    const input = { event: h.binding, session_id: this.#o.sessionId, ...ev };
-    const run = await runHookCommand(h.command, input, {
-      cwd: this.#o.workdirRoot,
-      timeoutMs: this.#o.timeoutMs,
-      env: {
-        ...shellEnv(),
-        MURMUR_SESSION_ID: this.#o.sessionId,
-        MURMUR_HOOK_NAME: h.name,
-        MURMUR_WORKDIR: this.#o.workdirRoot,
-      },
-    });
-    const log = this.#log(h);
-    let out: Outcome;
-    switch (run.kind) {
-      case "spawn_failed":
-        out = { ok: false, kind: "error", reason: run.message };
-        break;
-      case "timeout":
-        out = {
-          ok: false,
-          kind: "timeout",
-          reason: `it did not answer within ${this.#o.timeoutMs} ms and was killed`,
-        };
-        break;
-      case "exited": {
-        if (run.code !== 0) {
-          out = { ok: false, kind: "error", reason: `it exited with status ${run.code}` };
-          break;
-        }
-        const arm = parseHookOutput(run.stdout);
-        out = "unreadable" in arm
-          ? { ok: false, kind: "error", reason: arm.unreadable }
-          : { ok: true, arm };
-      }
-    }
-    log.line(
-      `${h.binding} (${h.executionMode}) ${run.durationMs} ms: ${
-        out.ok ? `answered ${out.arm.arm}` : `failed: ${out.reason}`
-      }`,
-    );
-    if (run.kind !== "spawn_failed" && run.stderr.trim() !== "") log.block("stderr", run.stderr);
-    return out;
+  #call(h: HookConfig, ev: HookEvent) {
+    return callHook(h, ev, this.#o, this.#log(h));
   }
 
   /** Whether this hook's binding and policy honour the arm; a loud discard when not. */
   #honoured(h: HookConfig, arm: HookArm): boolean {
-    if (arm.arm === "none") return true;
-    if (arm.arm === "artifact") {
-      if (h.binding === "on-inference" && h.executionMode === "blocking") return true;
-      this.#unhonoured(h, arm, "the artifact is discarded");
-      return false;
-    }
-    const policy = ARM_POLICY[arm.arm];
-    if (h.commitPolicy === policy && BINDING_POLICY[h.binding] === policy) return true;
-    this.#unhonoured(h, arm, "the answer is discarded");
+    if (honours(h, arm)) return true;
+    this.#unhonoured(
+      h,
+      arm,
+      arm.arm === "artifact" ? "the artifact is discarded" : "the answer is discarded",
+    );
     return false;
   }
 
@@ -428,43 +326,5 @@ export class CommandHooks implements Hooks {
       event,
       arm,
     });
-  }
-
-  #enqueue(h: HookConfig, ev: HookEvent): void {
-    let q = this.#queues.get(h.name);
-    if (!q) {
-      let markIdle!: () => void;
-      const idle = new Promise<void>((r) => (markIdle = r));
-      q = { items: [], busy: false, idle, markIdle };
-      q.markIdle();
-      this.#queues.set(h.name, q);
-    }
-    if (q.items.length >= (this.#o.queueCapacity ?? ASYNC_QUEUE_CAPACITY)) {
-      this.#log(h).line(`${h.binding}: queue full; event dropped (on_overflow: drop)`);
-      this.#dispatchError(h, h.binding, "queue-overflow");
-      return;
-    }
-    q.items.push(ev);
-    if (!q.busy) this.#work(h, q);
-  }
-
-  async #work(h: HookConfig, q: AsyncQueue): Promise<void> {
-    q.busy = true;
-    q.idle = new Promise<void>((r) => (q.markIdle = r));
-    try {
-      for (let ev = q.items.shift(); ev; ev = q.items.shift()) {
-        const out = await this.#call(h, ev);
-        if (!out.ok) {
-          this.#failed(h, out.reason, "the session goes on");
-          this.#dispatchError(h, h.binding, out.kind === "timeout" ? "timeout" : "error");
-        } else if (out.arm.arm !== "none") {
-          // An async hook commits nothing: any arm but none is discarded loudly.
-          this.#unhonoured(h, out.arm, "the answer is discarded (an async hook commits nothing)");
-        }
-      }
-    } finally {
-      q.busy = false;
-      q.markIdle();
-    }
   }
 }

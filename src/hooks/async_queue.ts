@@ -1,0 +1,82 @@
+/**
+ * Async hooks (docs/hooks.md "Async hooks"): each hook gets a bounded queue and one worker, so
+ * its calls run one at a time in event order and never hold the loop up. A full queue drops the
+ * new event; the session's end drains every queue within a budget and drops what is left.
+ */
+import type { HookConfig } from "../manifest/types.ts";
+import type { HookEvent } from "../session/hooks_api.ts";
+
+/** Events an async hook may have waiting; beyond this an event is dropped (`queue-overflow`). */
+export const ASYNC_QUEUE_CAPACITY = 64;
+
+interface Queue {
+  hook: HookConfig;
+  items: HookEvent[];
+  busy: boolean;
+  idle: Promise<void>;
+  markIdle: () => void;
+}
+
+export interface QueueEvents {
+  /** Runs one call and deals with its answer (an async hook commits nothing). */
+  run(h: HookConfig, ev: HookEvent): Promise<void>;
+  /** The queue was full: the event is dropped. */
+  overflow(h: HookConfig): void;
+  /** The drain budget ran out with `dropped` events still waiting. */
+  dropped(h: HookConfig, dropped: number, budgetMs: number): void;
+}
+
+export class AsyncQueues {
+  readonly #queues = new Map<string, Queue>();
+
+  constructor(
+    private readonly on: QueueEvents,
+    private readonly capacity = ASYNC_QUEUE_CAPACITY,
+  ) {}
+
+  enqueue(h: HookConfig, ev: HookEvent): void {
+    let q = this.#queues.get(h.name);
+    if (!q) {
+      let markIdle!: () => void;
+      const idle = new Promise<void>((r) => (markIdle = r));
+      q = { hook: h, items: [], busy: false, idle, markIdle };
+      q.markIdle();
+      this.#queues.set(h.name, q);
+    }
+    if (q.items.length >= this.capacity) {
+      this.on.overflow(h);
+      return;
+    }
+    q.items.push(ev);
+    if (!q.busy) this.#work(q);
+  }
+
+  /** Waits until every queue is empty, within `budgetMs`; drops what is left. */
+  async drain(budgetMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const idle = Promise.all([...this.#queues.values()].map((q) => q.idle));
+    const inTime = await Promise.race([
+      idle.then(() => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), budgetMs))),
+    ]);
+    clearTimeout(timer);
+    if (inTime) return;
+    for (const q of this.#queues.values()) {
+      if (q.items.length === 0 && !q.busy) continue;
+      const dropped = q.items.length;
+      q.items.length = 0;
+      this.on.dropped(q.hook, dropped, budgetMs);
+    }
+  }
+
+  async #work(q: Queue): Promise<void> {
+    q.busy = true;
+    q.idle = new Promise<void>((r) => (q.markIdle = r));
+    try {
+      for (let ev = q.items.shift(); ev; ev = q.items.shift()) await this.on.run(q.hook, ev);
+    } finally {
+      q.busy = false;
+      q.markIdle();
+    }
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * One call of a hook (docs/hooks.md "How a hook runs"): its command with the event on stdin, in
+ * the workdir, under the per-call deadline; the answer read from stdout; a line in the hook's log
+ * for every call, and its stderr under it.
+ */
+import type { HookConfig } from "../manifest/types.ts";
+import type { HookEvent } from "../session/hooks_api.ts";
+import { shellEnv } from "../tools/shell.ts";
+import { runHookCommand } from "./exec.ts";
+import type { HookLog } from "./log.ts";
+import { type HookArm, parseHookOutput } from "./output.ts";
+
+/** What one invocation produced. */
+export type Outcome =
+  | { ok: true; arm: HookArm }
+  | { ok: false; kind: "timeout" | "error"; reason: string };
+
+export interface CallSetting {
+  sessionId: string;
+  /** The session workdir: each hook's cwd (and `MURMUR_WORKDIR`). */
+  workdirRoot: string;
+  timeoutMs: number;
+}
+
+/** Runs the command once; logs the call and its stderr. */
+export async function callHook(
+  h: HookConfig,
+  ev: HookEvent,
+  o: CallSetting,
+  log: HookLog,
+): Promise<Outcome> {
+  const input = { event: h.binding, session_id: o.sessionId, ...ev };
+  const run = await runHookCommand(h.command, input, {
+    cwd: o.workdirRoot,
+    timeoutMs: o.timeoutMs,
+    env: {
+      ...shellEnv(),
+      MURMUR_SESSION_ID: o.sessionId,
+      MURMUR_HOOK_NAME: h.name,
+      MURMUR_WORKDIR: o.workdirRoot,
+    },
+  });
+  let out: Outcome;
+  switch (run.kind) {
+    case "spawn_failed":
+      out = { ok: false, kind: "error", reason: run.message };
+      break;
+    case "timeout":
+      out = {
+        ok: false,
+        kind: "timeout",
+        reason: `it did not answer within ${o.timeoutMs} ms and was killed`,
+      };
+      break;
+    case "exited": {
+      if (run.code !== 0) {
+        out = { ok: false, kind: "error", reason: `it exited with status ${run.code}` };
+        break;
+      }
+      const arm = parseHookOutput(run.stdout);
+      out = "unreadable" in arm
+        ? { ok: false, kind: "error", reason: arm.unreadable }
+        : { ok: true, arm };
+    }
+  }
+  log.line(
+    `${h.binding} (${h.executionMode}) ${run.durationMs} ms: ${
+      out.ok ? `answered ${out.arm.arm}` : `failed: ${out.reason}`
+    }`,
+  );
+  if (run.kind !== "spawn_failed" && run.stderr.trim() !== "") log.block("stderr", run.stderr);
+  return out;
+}
