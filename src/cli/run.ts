@@ -1,179 +1,44 @@
 /**
- * `mur run` (contract §1): load the manifest, start the session and its door, announce it, run
- * tasks until the lifecycle ends the session, and report `status:` with the exit code of §7.
+ * `mur run` (README "Running a capsule: `mur run`"): load the manifest, start the session and its
+ * door, announce it, run tasks until the lifecycle ends the session, and report `status:` with
+ * its exit code. Its flags and inputs are run_inputs.ts; what it prints, run_announce.ts.
  */
 import { startDoor } from "../door/server.ts";
 import { createDriver } from "../drivers/mod.ts";
-import { errorMessage, MurError, warningLine } from "../errors.ts";
+import { MurError, warningLine } from "../errors.ts";
 import { otelConfig } from "../otel/config.ts";
 import { newId } from "../ids.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
-import { lossReport, markLost, planResume, type ResumePlan } from "../session/resume.ts";
-import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
+import { lossReport, markLost, type ResumePlan } from "../session/resume.ts";
 import { requestInputTool } from "../session/request_input.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
+import { removeRunningRecord, removeRunningRecordSync } from "./running_records.ts";
+import { announce, recordRunning, reportStatus } from "./run_announce.ts";
 import {
-  removeRunningRecord,
-  removeRunningRecordSync,
-  writeRunningRecord,
-} from "./running_records.ts";
+  applyOverrides,
+  checkValues,
+  parseRun,
+  readTask,
+  resumePlan,
+  USAGE,
+} from "./run_inputs.ts";
+
+export { FLAGS, USAGE } from "./run_inputs.ts";
 import { killAllGroups } from "../process_groups.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
-import { badValue, parse, usageError } from "./args.ts";
 import { pathError } from "../path_errors.ts";
 import { backgroundResult } from "../tools/shell.ts";
 import type { Tool } from "../tools/types.ts";
-import { pageUrl } from "../ui/routes.ts";
-
-export const USAGE =
-  `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
-               [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
-               [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]
-
-Starts a capsule: loads the manifest, opens the A2A door, runs tasks as the lifecycle says, and
-ends with a status line (status: ok exits 0; failed, max_turns_reached, spend_ceiling_reached or
-canceled exit 1, with error[E-RUN-040] naming the task that decided it).
-
-  --manifest PATH         the capsule's murmur.yaml, or the folder holding one (default
-                          ./murmur.yaml)
-  --task TEXT|PATH        the launch task: a file's contents, else the text itself (default: a
-                          task.md in the workdir)
-  --context ID            the launch task's context id (default: a new ctx_ for each task)
-  --resume [SESSION]      start a new session continuing a finished one's context (default @1 of
-                          the manifest's session folders)
-  --workdir DIR           the tools' working directory; the session's own files go to
-                          DIR/.murmur/<session id>; refused while another session runs there
-                          (default: <manifest dir>/workdir/<session id>, which holds both)
-  --bind ADDR             the door's listen address (default 127.0.0.1)
-  --port N                the door's port, 0 for any free one (default network.internal_port,
-                          else any free one)
-  --json                  print one JSON readiness line instead of the human lines
-  -v, --verbose           also print workdir:, manifest: and driver: lines
-  --lifecycle-task-acceptance none|single|queue
-                          override lifecycle.task_acceptance
-  --lifecycle-after-task exit|sleep
-                          override lifecycle.after_task
-  -h, --help              this text
-
-SIGTERM or SIGINT ends the session cleanly; a second one kills what it runs and exits at once.`;
-
-export const FLAGS = {
-  manifest: { type: "string" },
-  task: { type: "string" },
-  context: { type: "string" },
-  resume: { type: "string" },
-  workdir: { type: "string" },
-  bind: { type: "string" },
-  port: { type: "string" },
-  json: { type: "boolean" },
-  verbose: { type: "boolean", short: "v" },
-  "lifecycle-task-acceptance": { type: "string" },
-  "lifecycle-after-task": { type: "string" },
-  help: { type: "boolean", short: "h" },
-} as const;
 
 /** How long a session that faulted may take to end by itself (README "Running a capsule"). */
 export const FAULT_GRACE_MS = 5_000;
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
-
-/** A bare `--resume` (last, or followed by another flag) means `--resume @1`. */
-function bareResume(args: string[]): string[] {
-  const out = [...args];
-  for (let i = 0; i < out.length; i++) {
-    if (out[i] !== "--resume") continue;
-    const next = out[i + 1];
-    if (next === undefined || next.startsWith("-")) out.splice(i + 1, 0, "@1");
-  }
-  return out;
-}
-
-/**
- * `--resume SESSION`: the session folder among `<manifest dir>/workdir/ses_*`, or, under
- * `--workdir DIR`, among `DIR/.murmur/ses_*` (and a trace an older mur left in DIR itself), and
- * its plan.
- */
-async function resumePlan(
-  address: string,
-  manifest: Manifest,
-  workdir: string | undefined,
-): Promise<ResumePlan> {
-  const root = workdir ?? `${manifest.dir}/workdir`;
-  const { trace, sessionId } = await resolveSessionDir(address, await sessionDirs(root), root);
-  return planResume(trace, sessionId ?? undefined);
-}
-
-function parseRun(args: string[]) {
-  const parsed = parse("run", bareResume(args), FLAGS, USAGE);
-  if (parsed.positionals.length > 0) {
-    throw usageError(
-      "run",
-      `unexpected argument '${parsed.positionals[0]}' (a task is given with --task)`,
-      USAGE,
-    );
-  }
-  return parsed.values;
-}
-
-/** Flag values checked before anything is loaded: a bad one is E-CLI-003 and changes nothing. */
-function checkValues(v: ReturnType<typeof parseRun>): void {
-  const acc = v["lifecycle-task-acceptance"];
-  if (acc !== undefined && acc !== "none" && acc !== "single" && acc !== "queue") {
-    throw badValue("run", "--lifecycle-task-acceptance", acc, "one of none, single, queue", USAGE);
-  }
-  const after = v["lifecycle-after-task"];
-  if (after !== undefined && after !== "exit" && after !== "sleep") {
-    throw badValue("run", "--lifecycle-after-task", after, "one of exit, sleep", USAGE);
-  }
-  if (v.port !== undefined && (!/^\d+$/.test(v.port) || Number(v.port) > 65535)) {
-    throw badValue("run", "--port", v.port, "a port number (0 to 65535)", USAGE);
-  }
-}
-
-function applyOverrides(m: Manifest, v: ReturnType<typeof parseRun>): void {
-  const acc = v["lifecycle-task-acceptance"];
-  if (acc === "none" || acc === "single" || acc === "queue") m.lifecycle.taskAcceptance = acc;
-  const after = v["lifecycle-after-task"];
-  if (after === "exit" || after === "sleep") m.lifecycle.afterTask = after;
-}
-
-/**
- * The launch task: `--task` names a file to read, else it is the text itself; without it, a
- * task.md in the workdir. A file that is there but cannot be read is an error, never its path
- * taken as the task's text.
- */
-async function readTask(arg: string | undefined, workdirRoot: string): Promise<string | null> {
-  if (arg !== undefined) {
-    let st: Deno.FileInfo;
-    try {
-      st = await Deno.stat(arg);
-    } catch {
-      return arg; // not a path to anything: the literal text
-    }
-    if (!st.isFile) return arg;
-    try {
-      return await Deno.readTextFile(arg);
-    } catch (e) {
-      throw pathError(e, { source: "--task", path: arg, doing: "read the task file" });
-    }
-  }
-  try {
-    return await Deno.readTextFile(`${workdirRoot}/task.md`);
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return null;
-    throw pathError(e, {
-      source: "the workdir's task.md",
-      path: `${workdirRoot}/task.md`,
-      doing: "read the launch task",
-      expect: "file",
-    });
-  }
-}
 
 /**
  * The OpenTelemetry export, when the manifest or the environment names a collector (README
@@ -410,49 +275,9 @@ export async function runCommand(args: string[]): Promise<number> {
   } catch (e) {
     bootstrapLog(workdir, `MURMUR.md could not be rewritten with the door's address: ${e}`);
   }
-  try {
-    await writeRunningRecord({
-      session_id: sessionId,
-      url: door.address,
-      pid: Deno.pid,
-      capsule_name: manifest.name,
-      capsule_version: manifest.version,
-      workdir: workdir.root,
-      session_dir: workdir.session,
-      started_at: new Date().toISOString(),
-      ...(door.tokens ? { tokens: door.tokens as { operator: string } } : {}),
-    });
-  } catch (e) {
-    console.error(warningLine(
-      "W-SEC-023",
-      `this session's record under ~/.murmur/running/ could not be written, so \`mur watch\` and \`mur cancel\` cannot reach it by session address — only by the URL it announces: ${
-        errorMessage(e)
-      }`,
-    ));
-  }
-
-  if (v.json) {
-    console.log(JSON.stringify({
-      url: door.address,
-      pid: Deno.pid,
-      session_id: sessionId,
-      name: manifest.name,
-      version: manifest.version,
-      workdir: workdir.root,
-      session_dir: workdir.session,
-      ...(door.tokens ? { tokens: door.tokens } : {}),
-    }));
-  } else {
-    console.log(`murmur: url ${door.address}`);
-    console.log(`session: ${sessionId}`);
-    if (v.verbose) {
-      console.log(`workdir: ${workdir.root}`);
-      if (workdir.session !== workdir.root) console.log(`session dir: ${workdir.session}`);
-      console.log(`manifest: ${manifest.path}`);
-      console.log(`driver: ${manifest.inference.driver}`);
-      console.log(`page: ${pageUrl(door.address)}`);
-    }
-  }
+  const announced = { sessionId, manifest, workdir, address: door.address, tokens: door.tokens };
+  await recordRunning(announced);
+  announce(announced, v);
 
   // After a fault the session ends by itself once its running task has stopped; if the task loop
   // never comes back, it is ended here, FAULT_GRACE_MS after the fault.
@@ -485,21 +310,7 @@ export async function runCommand(args: string[]): Promise<number> {
   report(status);
   return status === "ok" ? 0 : 1;
 
-  /** The status line, and E-RUN-040 naming the task that decided a status other than ok. */
   function report(status: SessionStatus): void {
-    if (!v.json) console.log(`status: ${status}`);
-    if (status === "ok") return;
-    // Name the deciding task whose ending set the status, and its own final status message.
-    const by = session.decidedBy;
-    const part = by?.status.message?.parts[0];
-    const text = part && "text" in part ? part.text : status;
-    const which = by ? `${by.source === "task_md" ? "the launch task" : "task"} ${by.id}` : null;
-    console.error(
-      new MurError(
-        "E-RUN-040",
-        which ? `${which} ended ${status}: ${text}` : `the session ended ${status}`,
-        `read ${workdir.resultFile} and run mur trace show ${sessionId}`,
-      ).format(),
-    );
+    reportStatus(status, session, { json: v.json, sessionId, workdir });
   }
 }

@@ -1,0 +1,92 @@
+/**
+ * What `mur run` says about its session (README "Running a capsule: `mur run`"): the running
+ * record other commands find it by, the readiness lines (or one `--json` line), and at the end
+ * the status line with E-RUN-040 naming the task that decided a status other than ok.
+ */
+import { errorMessage, MurError, warningLine } from "../errors.ts";
+import type { Manifest } from "../manifest/types.ts";
+import type { Session, SessionStatus } from "../session/session.ts";
+import type { Workdir } from "../session/workdir.ts";
+import { pageUrl } from "../ui/routes.ts";
+import { writeRunningRecord } from "./running_records.ts";
+
+export interface Announced {
+  sessionId: string;
+  manifest: Manifest;
+  workdir: Workdir;
+  /** The door's `localhost:<port>` and, on an authenticated door, its tokens. */
+  address: string;
+  tokens: Record<string, string> | null;
+}
+
+/** The running record; one that cannot be written leaves the session reachable by URL only. */
+export async function recordRunning(a: Announced): Promise<void> {
+  try {
+    await writeRunningRecord({
+      session_id: a.sessionId,
+      url: a.address,
+      pid: Deno.pid,
+      capsule_name: a.manifest.name,
+      capsule_version: a.manifest.version,
+      workdir: a.workdir.root,
+      session_dir: a.workdir.session,
+      started_at: new Date().toISOString(),
+      ...(a.tokens ? { tokens: a.tokens as { operator: string } } : {}),
+    });
+  } catch (e) {
+    console.error(warningLine(
+      "W-SEC-023",
+      `this session's record under ~/.murmur/running/ could not be written, so \`mur watch\` and \`mur cancel\` cannot reach it by session address — only by the URL it announces: ${
+        errorMessage(e)
+      }`,
+    ));
+  }
+}
+
+/** The readiness lines on stdout: url and session (-v: more), or one JSON line. */
+export function announce(a: Announced, o: { json?: boolean; verbose?: boolean }): void {
+  if (o.json) {
+    console.log(JSON.stringify({
+      url: a.address,
+      pid: Deno.pid,
+      session_id: a.sessionId,
+      name: a.manifest.name,
+      version: a.manifest.version,
+      workdir: a.workdir.root,
+      session_dir: a.workdir.session,
+      ...(a.tokens ? { tokens: a.tokens } : {}),
+    }));
+    return;
+  }
+  console.log(`murmur: url ${a.address}`);
+  console.log(`session: ${a.sessionId}`);
+  if (o.verbose) {
+    console.log(`workdir: ${a.workdir.root}`);
+    if (a.workdir.session !== a.workdir.root) console.log(`session dir: ${a.workdir.session}`);
+    console.log(`manifest: ${a.manifest.path}`);
+    console.log(`driver: ${a.manifest.inference.driver}`);
+    console.log(`page: ${pageUrl(a.address)}`);
+  }
+}
+
+/** The status line, and E-RUN-040 naming the task that decided a status other than ok. */
+export function reportStatus(
+  status: SessionStatus,
+  session: Session,
+  o: { json?: boolean; sessionId: string; workdir: Workdir },
+): void {
+  if (!o.json) console.log(`status: ${status}`);
+  if (status === "ok") return;
+  // Name the deciding task whose ending set the status, and its own final status message.
+  const by = session.decidedBy;
+  const part = by?.status.message?.parts[0];
+  const text = part && "text" in part ? part.text : status;
+  const which = by ? `${by.source === "task_md" ? "the launch task" : "task"} ${by.id}` : null;
+  console.error(
+    new MurError(
+      "E-RUN-040",
+      which ? `${which} ended ${status}: ${text}` : `the session ended ${status}`,
+      `read ${o.workdir.resultFile} and run mur trace show ${o.sessionId}`,
+    ).format(),
+  );
+}
