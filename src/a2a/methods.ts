@@ -1,5 +1,5 @@
 /**
- * The door's JSON-RPC methods in the card's order (contract §5). They are also the scopes a
+ * The door's JSON-RPC methods in the card's order (README "The door"). They are also the scopes a
  * credential can hold, so the manifest, the token gate and the card read this one list.
  */
 export const DOOR_METHODS = [

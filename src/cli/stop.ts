@@ -55,7 +55,7 @@ async function unendedTasks(sessionDir: string, ids: string[], ms: number): Prom
       text = await Deno.readTextFile(`${sessionDir}/trace.jsonl`);
     } catch { /* not written yet, or not there: keep waiting until the deadline */ }
     // A task's ending is its task_end; a task canceled while queued never started, and its
-    // task_canceled line is all the trace records of it (runtime-facts §5.2).
+    // task_canceled line is all the trace records of it (src/trace_events.ts).
     const ended = new Set<string>();
     const started = new Set<string>();
     const canceledLines = new Set<string>();

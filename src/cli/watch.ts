@@ -1,6 +1,6 @@
 /**
  * `mur watch [SESSION] | --url HOST:PORT` and its flags: follow a running session's event stream
- * (seed 000, "What mur watch implements", the default). SESSION defaults to @1 and is resolved
+ * (docs/protocol.md "What mur watch does", the default). SESSION defaults to @1 and is resolved
  * and verified against the running records; --url skips resolution and presents
  * $MURMUR_DOOR_TOKEN if set. README "Following a session" documents every flag and exit code.
  */

@@ -1,5 +1,5 @@
 /**
- * Door tokens (door-facts §7): minted at launch, valid until the session ends.
+ * Door tokens (README "The door": authentication): minted at launch, valid until the session ends.
  * `mdt1.<base64url(JSON {credential, scopes})>.<base64url(HMAC-SHA256)>`, MAC over
  * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory.
  */

@@ -1,5 +1,5 @@
 /**
- * The agent card (door-facts §2, contract §5): serialized once at launch. The public card of an
+ * The agent card (README "The door"): serialized once at launch. The public card of an
  * authenticated door drops the capsule extension; the extended card keeps it.
  */
 import { DOOR_METHODS } from "../a2a/methods.ts";

@@ -1,5 +1,5 @@
 /**
- * The door's methods as a table: method name → handler (docs/protocol.md "Methods"). The table's
+ * The door's methods as a table: method name → handler (README "The door"). The table's
  * type is `Record<RpcMethod, Handler>`, so a method added to `DOOR_METHODS` (src/a2a/methods.ts)
  * without a handler here does not compile. Unary methods answer one JSON-RPC body; the three
  * stream methods answer an SSE response (streams.ts).

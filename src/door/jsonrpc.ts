@@ -1,6 +1,6 @@
 /**
  * The JSON-RPC 2.0 envelope of the door: parsing, the checks in the reference's order, and the
- * error bodies (door-facts §3–§4). Every answer is HTTP 200 with one JSON body.
+ * error bodies (docs/protocol.md "Refusals"). Every answer is HTTP 200 with one JSON body.
  */
 
 import { envelope, type RpcId } from "../a2a/envelope.ts";
@@ -134,7 +134,7 @@ export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcE
   };
 }
 
-/** `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (door-facts §8). */
+/** `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (docs/protocol.md "Refusals", check 6). */
 export function checkVersion(headers: Headers): RpcError | null {
   const raw = headers.get("a2a-version");
   // Headers joins repeated lines with ", ": two lines are two values, refused even if both 1.0.

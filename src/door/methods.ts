@@ -24,7 +24,7 @@ export type Routed =
   | { kind: "new"; msg: IncomingMessage }
   | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
 
-/** Reads the message and routes it by taskId (door-facts §5). Refusals change nothing. */
+/** Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing. */
 export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
   const msg = readMessage(params);
   if (msg instanceof RpcError) throw msg;
@@ -61,7 +61,7 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
 }
 
 /**
- * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (door-facts §5):
+ * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (README "The door"):
  * one line per id with its state word; a completed task's answer in a `response` fence, another
  * ended task's final message on the same line.
  */
@@ -122,7 +122,7 @@ function settled(ctx: CallContext, task: TaskRecord): Promise<void> {
 }
 
 /**
- * `configuration.returnImmediately` (A2A v1.0; contract §5). The rest of `configuration` is
+ * `configuration.returnImmediately` (A2A v1.0; README "The door"). The rest of `configuration` is
  * ignored, but a wrong-typed configuration is refused rather than read as "wait": a caller that
  * meant not to wait must not be held by a typo in the shape.
  */
@@ -236,7 +236,7 @@ function int32(v: unknown): number | null {
 /** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** ListTasks (A2A v1.0, contract §5): newest status first, cursor pages. */
+/** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
   // ProtoJSON: a null field is an absent one (as for every other ListTasks field).
   const contextId = param(params, "contextId") ?? undefined;

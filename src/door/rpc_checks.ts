@@ -1,6 +1,6 @@
 /**
  * A JSON-RPC request's way to its handler, as steps in the reference's order (docs/protocol.md
- * "Errors"): the route (POST / with a JSON media type, else 404), the body cap, UTF-8, the
+ * "Refusals"): the route (POST / with a JSON media type, else 404), the body cap, UTF-8, the
  * envelope, `A2A-Version`, the method, the caller's scope, `params`. Each step answers the
  * request or passes it on; the handler receives only a request every step passed.
  */

@@ -1,5 +1,5 @@
 /**
- * The three stream endpoints (seed 000 "Endpoints"): SendStreamingMessage, SubscribeToTask and
+ * The three stream endpoints (docs/protocol.md "Endpoints"): SendStreamingMessage, SubscribeToTask and
  * murmur.WatchSession. Every refusal is one JSON-RPC body before any stream opens; a stream is
  * an event view over the session's log.
  */

@@ -45,7 +45,7 @@ export interface AttemptRequest {
   dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult>;
 }
 
-/** Why a harness attempt failed (reference §1.9), plus the runtime's own stops. */
+/** Why a harness attempt failed (README "Coding-agent CLIs as the model"; E-RUN-033), plus the runtime's own stops. */
 export type HarnessFailureKind =
   | "auth"
   | "quota"
@@ -65,7 +65,7 @@ export type AttemptOutcome =
     text: string;
     /**
      * True when the last segment streamed text deltas: the loop then writes no whole-result
-     * `text` frame (seed 000 "Ends the turn").
+     * `text` frame (docs/protocol.md "Frames": `text`).
      */
     lastSegmentStreamedText: boolean;
   }

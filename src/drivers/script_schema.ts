@@ -1,5 +1,5 @@
 /**
- * The scripted driver's script (contract §3): its document shape, the zod schema that checks it,
+ * The scripted driver's script (docs/scripted.md): its document shape, the zod schema that checks it,
  * and loading it from a YAML file. The `Script` type is the YAML document as written (snake_case,
  * optional keys left out), so tests anywhere can write a script as a TypeScript literal and hand
  * it to `createScriptedDriver` without going through YAML.
@@ -178,7 +178,7 @@ function keyPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-const HINT = "see the scripted driver's script format (contract §3)";
+const HINT = "see the scripted driver's script format (docs/scripted.md)";
 
 /**
  * The first issue as `<where>: <what>`; more issues are counted, not listed. An unknown key goes
@@ -213,7 +213,7 @@ export function validateScript(value: unknown, label: string): Script {
 
 /**
  * Parse a script from YAML text. A YAML syntax error is `E-MAN-002` with line and column, as
- * for the manifest (contract §2); a document of the wrong shape is `E-MAN-003`.
+ * for the manifest (docs/manifest.md); a document of the wrong shape is `E-MAN-003`.
  */
 export function parseScript(text: string, label: string): Script {
   let doc: unknown;

@@ -1,5 +1,5 @@
 /**
- * The scripted driver (contract §3): plays a model from a script, with no network. It streams
+ * The scripted driver (docs/scripted.md): plays a model from a script, with no network. It streams
  * through the same `Driver` interface as a real provider, so everything downstream (frames,
  * turns, tools, hooks) runs for real, and it is what the project's own tests drive every path
  * with.

@@ -1,6 +1,6 @@
 /**
  * Builds the log inputs for the events a task writes: statuses, the response artifact and the
- * murmur frames carried as statusUpdates (seed 000 "Carriers"). The registry and the loop call
+ * murmur frames carried as statusUpdates (docs/protocol.md "Carriers"). The registry and the loop call
  * these; nothing here knows about HTTP.
  */
 import type { Artifact, TaskState, TaskStatus } from "../a2a/types.ts";

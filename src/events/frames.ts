@@ -1,5 +1,5 @@
 /**
- * Murmur frames (seed 000): carried under `metadata[STREAM_URI]` of a StreamResponse on
+ * Murmur frames (docs/protocol.md "Frames"): carried under `metadata[STREAM_URI]` of a StreamResponse on
  * activated connections. Key order matters on the wire for `artifact` (every key, in order).
  */
 

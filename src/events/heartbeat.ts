@@ -1,5 +1,5 @@
 /**
- * One timer for every connection's heartbeat (seed 000 "Heartbeat"): each connection is due
+ * One timer for every connection's heartbeat (docs/protocol.md "Heartbeat"): each connection is due
  * every interval measured from its own open, whatever is written in between. Connections wait
  * in a min-heap on their next due time; one `setTimeout` is armed for the earliest, so an idle
  * connection costs a heap slot rather than a timer of its own. The timer runs only while some

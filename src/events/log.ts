@@ -160,7 +160,7 @@ export class EventLog {
   }
 
   /**
-   * Seed 000 "Replay": every buffered event after `after`, with a gap when events after it were
+   * docs/protocol.md "Replay": every buffered event after `after`, with a gap when events after it were
    * evicted or `after` was never issued.
    */
   replay(after: number): Replay {

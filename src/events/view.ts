@@ -1,6 +1,6 @@
 /**
  * A stream view: one SSE connection = a subscription + which events it sees + how each is framed
- * (seed 000). Numbered events are framed once per envelope by a shared `Wire` (wire.ts), so a
+ * (docs/protocol.md "Event ids", "Replay", "Slow readers", "Heartbeat"). Numbered events are framed once per envelope by a shared `Wire` (wire.ts), so a
  * connection writes runs of them without copying; only its unnumbered events (the opening task,
  * connection-ack, gap, lagged, recovery) and heartbeats are its own bytes.
  *
@@ -183,7 +183,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   beat(): void {
     this.#guard(() => {
       this.#heartbeatDue = true;
-      // Lagged task streams check their task at each heartbeat (seed 000 "Events a connection
+      // Lagged task streams check their task at each heartbeat (docs/protocol.md "Slow readers": "Events a connection
       // misses").
       if (this.#lostAny && this.#o.taskId !== undefined) this.#recoverLagged();
       this.#write(true);

@@ -1,5 +1,5 @@
 /**
- * Numbered events framed for the wire (seed 000 event form), shared by every connection with the
+ * Numbered events framed for the wire (docs/protocol.md "Event form"), shared by every connection with the
  * same envelope: `id: N\n`, `data: {"jsonrpc":"2.0","id":<request id>,"result":`, the event's
  * StreamResponse (serialized once, by the log), `}\n\n`.
  *

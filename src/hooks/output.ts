@@ -1,5 +1,5 @@
 /**
- * What a command hook may print on stdout (contract §4): one JSON object, `{}` or
+ * What a command hook may print on stdout (docs/hooks.md "Answers and policies"): one JSON object, `{}` or
  * `{"none":true}` for no action, else exactly one arm. Anything else is unreadable output, which
  * is a hook failure, not an arm.
  */

@@ -1,5 +1,5 @@
 /**
- * The manifest rules that span several keys (contract §2), run once the document's shape is
+ * The manifest rules that span several keys (docs/manifest.md), run once the document's shape is
  * valid, in document order. Every broken rule is reported (through `fail`), not only the first:
  * a user fixes a manifest in one pass. Each message names the key path.
  */

@@ -8,7 +8,7 @@
  *   name, is not on PATH: every call of it will fail.
  * - W-MAN-003: the capsule has shell tools and policy hooks (`commit_policy: deny`) on
  *   `on-tool-call` only: a shell call fires `on-shell`, never `on-tool-call`, so those hooks never
- *   see it (seed 004's loop).
+ *   see it (docs/hooks.md "The loop").
  */
 import { warningLine } from "../errors.ts";
 import { resolveOnPath } from "../tools/shell.ts";

@@ -1,4 +1,4 @@
-/** The manifest room: load a `murmur.yaml` into the normalized `Manifest` (contract §2). */
+/** The manifest room: load a `murmur.yaml` into the normalized `Manifest` (docs/manifest.md). */
 export { expandEnv, loadManifest, MANIFEST_FILE, parseYaml } from "./load.ts";
 export {
   BINDING_POLICY,

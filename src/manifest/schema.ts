@@ -1,5 +1,5 @@
 /**
- * What a valid `murmur.yaml` is (contract §2): the zod schema of the document as written
+ * What a valid `murmur.yaml` is (docs/manifest.md): the zod schema of the document as written
  * (snake_case, every key optional where the contract gives a default); the checks that span
  * several keys are in ./checks.ts. Every message names the key path, because users read it as
  * `error[E-MAN-003]: <message>` with nothing else to go on.
@@ -38,7 +38,7 @@ export const COMMIT_POLICIES = [
   "deny",
 ] as const satisfies readonly CommitPolicy[];
 
-/** The one committing policy each binding honors besides `none` (runtime-facts §6.2). */
+/** The one committing policy each binding honors besides `none` (docs/hooks.md "Answers and policies"). */
 export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-session-start": undefined,
   "on-task-start": "seed-context",
@@ -50,7 +50,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-session-end": undefined,
 };
 
-/** Door scopes are method names (contract §5). */
+/** Door scopes are method names (README "The door"). */
 export const SCOPES = DOOR_METHODS;
 
 /** The credential name the runtime always mints itself, holding every scope. */
@@ -58,7 +58,7 @@ export const RESERVED_CREDENTIAL = "operator";
 
 export const BUILTIN_TOOLS = ["request-input"] as const;
 
-/** Process transport: the harness binary and the environment it gets, by driver (contract §2). */
+/** Process transport: the harness binary and the environment it gets, by driver (README "Coding-agent CLIs as the model"). */
 export const PROCESS_DEFAULTS: Record<ProcessDriverName, { command: string; env: string[] }> = {
   "claude-code": {
     command: "claude",
@@ -72,7 +72,7 @@ export const PROCESS_DEFAULTS: Record<ProcessDriverName, { command: string; env:
   codex: { command: "codex", env: ["OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"] },
 };
 
-/** Defaults of contract §2 / runtime-facts §1 for every key that has one. */
+/** Defaults (docs/manifest.md) for every key that has one. */
 export const DEFAULTS = {
   transport: "http",
   driver: "scripted",

@@ -1,5 +1,5 @@
 /**
- * The manifest after validation, with every default applied (contract §2). Code past the loader
+ * The manifest after validation, with every default applied (docs/manifest.md). Code past the loader
  * reads only this shape; the zod schema in schema.ts produces it.
  */
 

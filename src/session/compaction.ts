@@ -1,5 +1,5 @@
 /**
- * Compaction (seed 004, runtime-facts §6.5 and §9): when the conversation crosses
+ * Compaction (docs/hooks.md "Compaction"): when the conversation crosses
  * `context.compaction_threshold` of `context.max_tokens`, a bound `on-compaction` hook may
  * replace the history. What is here: the step before each turn of an http attempt, counting a
  * conversation, turning it into hook messages and back, and checking a replacement keeps every

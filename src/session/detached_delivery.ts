@@ -1,5 +1,5 @@
 /**
- * What becomes of a shell command that moved to the background (seed 004 "Detached shell"):
+ * What becomes of a shell command that moved to the background (docs/hooks.md "Detached shells"):
  * when it ends while the session is open, a `completion` task under the context it was started
  * from (bg lane, `task_start.source: detached_shell`) and a `shell_completed` line; when the
  * session ends first, one `shell_abandoned` line — with the exit code when the command ended

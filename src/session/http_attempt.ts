@@ -1,6 +1,6 @@
 /**
  * An attempt through a per-turn driver (`transport: http`, and the scripted model): turns until
- * the model stops, each one (seed 004 "Event order within a task")
+ * the model stops, each one (docs/protocol.md "Event order within a task")
  *
  *   budget checks (max_turns, compaction, spend) → WORKING `inference turn <n>` → the streamed
  *   turn (http_turn.ts) → tokens charged → `inference` line and on-inference hooks → the tool

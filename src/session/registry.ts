@@ -122,7 +122,7 @@ export class Registry {
   frame(task: TaskRecord, frame: TaskFrame): void {
     if (isTerminal(task.state)) return;
     if (task.state === "TASK_STATE_INPUT_REQUIRED") {
-      // Frames are carried by a WORKING status (seed 000): one a harness reports while the task
+      // Frames are carried by a WORKING status (docs/protocol.md "Carriers"): one a harness reports while the task
       // waits for input (a quota window) is written once the task works again.
       (this.#held.get(task.id) ?? this.#held.set(task.id, []).get(task.id)!).push(frame);
       return;
@@ -194,7 +194,7 @@ export class Registry {
     return this.all().filter((t) => t.state === "TASK_STATE_SUBMITTED");
   }
 
-  /** The front of the highest non-empty lane (seed 004: user > peer > bg, FIFO within a lane). */
+  /** The front of the highest non-empty lane (user > peer > bg, FIFO within a lane; README "The door"). */
   nextQueued(): TaskRecord | undefined {
     const order: Lane[] = ["user", "peer", "bg"];
     const waiting = this.queued();

@@ -1,5 +1,5 @@
 /**
- * The `request-input` builtin (seed 000/004, reference §7.2): the task waits in
+ * The `request-input` builtin (docs/hooks.md "Asking the person: request-input"): the task waits in
  * TASK_STATE_INPUT_REQUIRED with the prompt as status message and GetTask `prompt` artifact,
  * until a message naming the task answers it (`resumed`), the wait times out
  * (`lifecycle.input_timeout_secs`: the tool fails and the attempt ends with `input-timeout`),

@@ -1,6 +1,5 @@
 /**
- * `mur run --resume [SESSION]` (seed 004 "What a resume reports about the session before it",
- * runtime-facts §2.4): a new session continuing the context of a finished one. The old session's
+ * `mur run --resume [SESSION]` (docs/hooks.md "Resuming a session"): a new session continuing the context of a finished one. The old session's
  * trace.jsonl gives the context (its first `task_start`) and the detached shells it never
  * accounted for; its conversation record gives the history. Each lost command is reported once:
  * the report task is enqueued here and every command it names is marked `shell_lost` in the old

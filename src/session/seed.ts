@@ -1,5 +1,5 @@
 /**
- * Context seeding (seed 004 "Context seeding"): what the runtime does with the messages an
+ * Context seeding (docs/hooks.md "Seeding the context"): what the runtime does with the messages an
  * `on-task-start` hook with `commit_policy: seed-context` proposes. The rows of the seed's table
  * are checked in order; the first that applies decides. A seed that cannot be committed never
  * fails the task. `seedContext` is the step at a task's start; the rest is the decision table.

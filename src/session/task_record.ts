@@ -5,7 +5,7 @@
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
 
-/** Seed 004 "Queue lanes". */
+/** Queue lanes (README "The door": user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
 export type Lane = "user" | "peer" | "bg";
 export type TaskSource = "a2a" | "task_md" | "detached_shell" | "detached_lost";

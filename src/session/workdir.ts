@@ -1,5 +1,5 @@
 /**
- * The session's files (contract §6, README "Files"). Two folders, one unless `--workdir` is given:
+ * The session's files (README "Files"). Two folders, one unless `--workdir` is given:
  *
  * - the workdir (`root`): the tools' working directory and what they leave there, MURMUR.md and
  *   task.md, shell logs (`logs/shell-*.log`, `logs/<work id>.log`);
@@ -104,11 +104,11 @@ export function bootstrapLog(wd: Workdir, line: string): void {
       append: true,
     });
   } catch {
-    // the log is best effort by design (reference §3.2)
+    // the log is best effort by design (README "Files": diagnostics, not results)
   }
 }
 
-/** `out/result.txt` on every terminal outcome (reference §8.2). */
+/** `out/result.txt` on every terminal outcome (README "Files"). */
 export function writeResult(wd: Workdir, text: string, taskId?: string): void {
   Deno.writeTextFileSync(wd.resultFile, text);
   if (taskId) Deno.writeTextFileSync(`${wd.session}/out/result_${taskId}.txt`, text);
@@ -131,7 +131,7 @@ function clean(s: string): string {
   return one.length > 200 ? one.slice(0, 200) + "…" : one;
 }
 
-/** MURMUR.md: the capsule's onboarding file (reference §8.1), rewritten once the door listens. */
+/** MURMUR.md: the capsule's onboarding file (README "Files"), rewritten once the door listens. */
 export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
   const m = info.manifest;
   const interpreters = new Set(["bash", "sh", "zsh", "fish", "dash", "ksh"]);

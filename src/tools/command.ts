@@ -1,5 +1,5 @@
 /**
- * Command tools (contract §2, `tools:` entries with a `command`): the program runs in the
+ * Command tools (docs/manifest.md "tools": entries with a `command`): the program runs in the
  * workdir with the call's input JSON on stdin, and what it prints on stdout is the result —
  * plain text, or one JSON object of MCP's CallToolResult shape whose text blocks become the
  * result and whose images become attachments. A non-zero exit is data, as for shell tools.

@@ -1,5 +1,5 @@
 /**
- * Every shell command that moved to the background (seed 004 "Detached shell"), while it runs.
+ * Every shell command that moved to the background (docs/hooks.md "Detached shells"), while it runs.
  * `CancelTask` and `StopSession` name them as residue (they keep running), the session's teardown
  * writes `shell_abandoned` for the ones still here, and tests kill them.
  */
@@ -70,7 +70,7 @@ export class DetachedShells {
   }
 
   /**
-   * The session is ending and leaves its detached commands to run out on their own (seed 004):
+   * The session is ending and leaves its detached commands to run out on their own (docs/hooks.md "Detached shells"):
    * stop reading their output so the runtime can exit. Returns what was still running.
    */
   releaseAll(): DetachedShellInfo[] {

@@ -1,6 +1,6 @@
 /**
  * What a tool's output looks like to the model: decoded text, cut at 16 KiB per stream
- * (reference §3.2: larger output is kept whole in `logs/shell-<timestamp>.log` and the result
+ * (README "Files": larger output is kept whole in `logs/shell-<timestamp>.log` and the result
  * names that file), so one chatty command cannot flood the conversation.
  */
 

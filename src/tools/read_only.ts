@@ -1,5 +1,5 @@
 /**
- * `capabilities.filesystem.read_only` (reference §1.7): calls identified as writes into a
+ * `capabilities.filesystem.read_only` (docs/manifest.md "capabilities"): calls identified as writes into a
  * read-only subtree are refused before they run. Detection reads the call, it does not sandbox
  * it: shell redirections and the write-position arguments of the usual file-changing commands,
  * and, for other tools, input keys that name a destination. It errs on the side of refusing a

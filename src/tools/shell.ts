@@ -1,8 +1,8 @@
 /**
- * Shell tools (reference §7.1): one tool per `capabilities.shell.allow` binary. Interpreters run
+ * Shell tools (README "Tools"): one tool per `capabilities.shell.allow` binary. Interpreters run
  * a whole script line through `-c`; any other binary takes args only, split shell-style with
  * nothing expanded. The result is data whatever the exit code; a command that outlives
- * `lifecycle.shell_grace_secs` moves to the background (seed 004 "Detached shell").
+ * `lifecycle.shell_grace_secs` moves to the background (docs/hooks.md "Detached shells").
  */
 import { errorMessage } from "../errors.ts";
 import { newId } from "../ids.ts";
@@ -37,7 +37,7 @@ export const INTERPRETERS: ReadonlySet<string> = new Set([
   "ksh",
 ]);
 
-/** The capsule's shell `$HOME`, created on the first call (reference §3.2). */
+/** The capsule's shell `$HOME`, created on the first call (README "Tools"). */
 export const CAPSULE_HOME = ".capsule-home";
 
 /**
@@ -47,7 +47,7 @@ export const CAPSULE_HOME = ".capsule-home";
 const CREDENTIAL_ENV = /(_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN)$|^MURMUR_DOOR_TOKEN$/;
 
 /**
- * What becomes of a detached command's result, read off the capsule's lifecycle (seed 004
+ * What becomes of a detached command's result, read off the capsule's lifecycle (docs/hooks.md "Detached shells"
  * "Detached shell"): `delivered` under queue + sleep (the capsule is alive when the command ends);
  * `while_queued` under queue + exit (delivered only while the capsule still has tasks to run);
  * `lost` under single or none (the session ends with the task that started it). The model is
@@ -331,8 +331,8 @@ export class ShellTool implements Tool {
 }
 
 /**
- * The text the model reads (reference §7.1): `$ …`, `Exit code: N`, `Stdout:` and its text, and
- * `Stderr:` and its text after a blank line when the command wrote any (seed 000's artifact
+ * The text the model reads (README "Tools"): `$ …`, `Exit code: N`, `Stdout:` and its text, and
+ * `Stderr:` and its text after a blank line when the command wrote any (docs/protocol.md "Frames": the artifact
  * example shows no `Stderr:` for a command that wrote none).
  */
 export function shellText(shown: string, exitCode: number, stdout: string, stderr: string): string {

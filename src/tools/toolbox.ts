@@ -144,7 +144,7 @@ export class ToolBox {
       return notReached(`tool '${tool.name}' failed: ${why}`, this.#now() - started);
     }
     // Output that came from the tool is untrusted data; a runtime message about a call that
-    // never ran (no exit code to report) is not (reference §7.3: dispatch failures unfenced).
+    // never ran (no exit code to report) is not (README "Tools": dispatch failures are not fenced).
     const reached = !result.isError || result.exitCode !== null;
     if (result.fenceSource === null && reached) {
       const source = `tool:${tool.name}`;

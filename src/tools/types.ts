@@ -48,7 +48,7 @@ export interface ToolResult {
   refusal?: ToolRefusal;
 }
 
-/** Why a call never reached its tool; the fields are the trace event's (reference §5.2). */
+/** Why a call never reached its tool; the fields are the trace event's (src/trace_events.ts). */
 export type ToolRefusal =
   | { kind: "missing_fields"; missing: string[]; reason: string }
   | {
@@ -69,7 +69,7 @@ export type ToolRefusal =
 
 /**
  * A result for a call that never reached its tool or never ran to completion: a runtime message,
- * unfenced (reference §7.3: dispatch failures unfenced), an error, no exit code.
+ * unfenced (README "Tools": dispatch failures are not fenced), an error, no exit code.
  */
 export function notReached(content: string, durationMs = 0): ToolResult {
   return {

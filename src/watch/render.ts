@@ -1,5 +1,5 @@
 /**
- * The terminal renderer of mur watch (seed 000, "What mur watch implements"): StreamResponses
+ * The terminal renderer of mur watch (docs/protocol.md "What mur watch does"): StreamResponses
  * in, pieces of stdout and stderr out. No I/O here; the caller writes each piece as it comes.
  *
  * Text is printed as it arrives, so stdout is not always at the start of a line: the renderer

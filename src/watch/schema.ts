@@ -1,7 +1,7 @@
 /**
  * What mur watch reads off a murmur.WatchSession stream, checked with zod. Only the keys the
  * renderer uses are declared; unknown keys are dropped and unknown members or frames are ignored,
- * as seed 000 "Unknown frames and keys" asks of a client.
+ * as docs/protocol.md "Unknown frames and keys" asks of a client.
  */
 import { z } from "zod";
 import { STREAM_URI } from "../events/frames.ts";

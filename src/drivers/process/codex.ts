@@ -1,5 +1,5 @@
 /**
- * The Codex dialect (`driver: codex`, `codex exec --json`): reference §5, codex-cli 0.169.0
+ * The Codex dialect (`driver: codex`, `codex exec --json`): README "Coding-agent CLIs as the model", codex-cli 0.169.0
  * observed offline. Codex streams no deltas: each message arrives whole as an `item.completed`,
  * so text frames come as one whole `final:true` text at the end. The capsule's tools reach it as
  * an MCP server over HTTP (the bridge), its bearer token passed through an env var, not argv.

@@ -1,6 +1,6 @@
 /**
  * Turning a harness's report of a tool result into the artifact's `content` string. Image bytes
- * never reach a frame (seed 000 "Transports"): each image becomes
+ * never reach a frame (docs/protocol.md "Attachments"): each image becomes
  * `[image: <media_type>, <n> bytes, sha256 <hex>]`.
  */
 import { createHash } from "node:crypto";

@@ -247,7 +247,7 @@ setInterval(() => {
     const age = now - lastByteAt;
     el.textContent = `${Math.floor(age / 1000)} s ago`;
     // A heartbeat comes every `hb` ms: past two of them the capsule is not being scheduled
-    // (seed 000 "Heartbeat"), though it may still be there.
+    // (docs/protocol.md "Heartbeat"), though it may still be there.
     el.dataset.health = !live
       ? "unknown"
       : age <= hb + 2000

@@ -2,7 +2,7 @@
 /**
  * The page's connection to its door: JSON-RPC calls, the page status (GET /ui/status),
  * attachment images, and `murmur.WatchSession` followed with `fetch` streaming, reconnected
- * with `Last-Event-ID` and backoff when the connection is lost (seed 000 "Replay").
+ * with `Last-Event-ID` and backoff when the connection is lost (docs/protocol.md "Replay").
  *
  * The token lives in this object only. It goes out as `Authorization: Bearer` on every data
  * call, never in a URL; it is written to local storage only by app.js, when the person ticks

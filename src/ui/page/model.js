@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The live page's picture of a session, built from `murmur.WatchSession` events alone (seed 000):
+ * The live page's picture of a session, built from `murmur.WatchSession` events alone (docs/protocol.md):
  * pure functions, no DOM, so tests/ui/model_test.ts runs them in Deno.
  *
  * Bounded whatever the session's length (README "The live page"): at most MAX_TASKS tasks, each
@@ -16,7 +16,7 @@ export const MAX_ITEMS = 150;
 export const MAX_TEXT = 32 * 1024;
 export const MAX_NOTICES = 30;
 
-/** Murmur's word for each A2A state (seed 000 "Standard events"). */
+/** Murmur's word for each A2A state (docs/protocol.md "Task states and status messages"). */
 export const STATE_WORDS = {
   TASK_STATE_SUBMITTED: "submitted",
   TASK_STATE_WORKING: "working",
@@ -225,7 +225,7 @@ function taskFrame(m, t, f, now) {
         appendText(item, text);
         push(t, item);
       }
-      // `final: true` ends the turn's text (seed 000 `text`): the next chunk is a new block.
+      // `final: true` ends the turn's text (docs/protocol.md "Frames": `text`): the next chunk is a new block.
       if (kind === "text" && f.final === true) closeBlocks(t);
       return;
     }
@@ -273,7 +273,7 @@ function taskFrame(m, t, f, now) {
         started.artifact = a;
         started.rev++;
       } else {
-        // A start is a hint, never a prerequisite (seed 000 `tool-call-started`).
+        // A start is a hint, never a prerequisite (docs/protocol.md "Event order within a task").
         push(t, {
           kind: "tool",
           key: m.nextKey++,
@@ -299,7 +299,7 @@ function taskFrame(m, t, f, now) {
       push(t, { kind: "suggestion", key: m.nextKey++, rev: 0, text: String(f.text) });
       return;
     default:
-      // An unknown frame is ignored (seed 000 "Unknown frames and keys").
+      // An unknown frame is ignored (docs/protocol.md "Unknown frames and keys").
       return;
   }
 }
