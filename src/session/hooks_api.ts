@@ -5,6 +5,7 @@
  * runner adds `event` and `session_id` in front.
  */
 import type { ArtifactFrame } from "../events/frames.ts";
+import type { TraceFieldsOf } from "../trace_events.ts";
 
 /** A message as hooks read and write it: `{role, content}`, plus the tool pairing keys. */
 export interface HookMessage {
@@ -104,15 +105,8 @@ export interface TaskEndEvent {
   result: string;
 }
 
-export interface SessionEndEvent {
-  total_turns: number;
-  total_input_tokens: number;
-  total_output_tokens: number;
-  total_tool_calls: number;
-  total_shell_calls: number;
-  duration_ms: number;
-  exit_status: string;
-}
+/** What `session_end` records (src/trace_events.ts): one record, the hook's and the trace's. */
+export type SessionEndEvent = TraceFieldsOf["session_end"];
 
 /** Any binding's event, as the runner hands it to a command. */
 export type HookEvent =

@@ -8,6 +8,7 @@ import type { SessionEndEvent } from "./hooks_api.ts";
 import type { Registry } from "./registry.ts";
 import type { SessionStatus } from "./session_status.ts";
 import type { TaskRecord } from "./task_record.ts";
+import type { TaskCounters } from "./task_run.ts";
 import type { TraceWriter } from "./trace.ts";
 
 /** What every task of the session used, summed as each ends. */
@@ -18,13 +19,9 @@ export class SessionTotals {
   tools = 0;
   shell = 0;
 
-  add(t: {
-    turns: number;
-    inputTokens: number;
-    outputTokens: number;
-    toolCalls: number;
-    shellCalls: number;
-  }): void {
+  add(
+    t: Pick<TaskCounters, "turns" | "inputTokens" | "outputTokens" | "toolCalls" | "shellCalls">,
+  ): void {
     this.turns += t.turns;
     this.input += t.inputTokens;
     this.output += t.outputTokens;
