@@ -1,7 +1,7 @@
 /**
  * The capsule's tools as the loop sees them: what is offered to the model (`specs()`) and one
  * `dispatch()` that answers every call with a ToolResult and never throws. Pre-dispatch checks
- * run in the reference's order (§7.1): declared at all → required fields → read_only; the
+ * run in this order (README "Tools"): declared at all → required fields → read_only; the
  * policy hook is the loop's. What reached a tool is fenced under `tool:<name>`.
  */
 import { errorMessage } from "../errors.ts";
@@ -102,7 +102,7 @@ export class ToolBox {
   }
 
   /**
-   * The checks before any policy hook, in the reference's order (§7.1): declared at all →
+   * The checks before any policy hook, in this order (README "Tools"): declared at all →
    * required fields → read_only. A refusal result, or null when the call may go on.
    */
   precheck(call: ToolCall, ctx: ToolContext): ToolResult | null {

@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { classifyResult, claudeCode } from "../../../src/drivers/process/claude_code.ts";
+import { claudeCode } from "../../../src/drivers/process/claude_code.ts";
+import { classifyResult } from "../../../src/drivers/process/claude_lines.ts";
 import type { HarnessEvent } from "../../../src/drivers/process/types.ts";
 
 const FIX = new URL("./fixtures/", import.meta.url);
