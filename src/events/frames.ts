@@ -53,7 +53,7 @@ export type ConnectionFrame =
   | { frame: "connection-ack"; role: "observer"; conversationMode: "stateless" | "threaded" }
   | { frame: "capsule-closed" };
 
-/** Builds an artifact frame with every key present, in the order docs/protocol.md "Frames" lists them. */
+/** Builds an artifact frame with every key present, in docs/protocol.md "Frames" order. */
 export function artifactFrame(f: Omit<ArtifactFrame, "frame">): ArtifactFrame {
   return {
     frame: "artifact",
