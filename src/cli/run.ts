@@ -32,7 +32,7 @@ import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts"
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
 import { pathError } from "../path_errors.ts";
-import { backgroundResult } from "../tools/shell.ts";
+import { backgroundResult } from "../tools/background.ts";
 import type { Tool } from "../tools/types.ts";
 
 /** How long a session that faulted may take to end by itself (README "Running a capsule"). */

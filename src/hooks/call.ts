@@ -5,7 +5,7 @@
  */
 import type { HookConfig } from "../manifest/types.ts";
 import type { HookEvent } from "../session/hooks_api.ts";
-import { shellEnv } from "../tools/shell.ts";
+import { shellEnv } from "../tools/shell_env.ts";
 import { runHookCommand } from "./exec.ts";
 import type { HookLog } from "./log.ts";
 import { type HookArm, parseHookOutput } from "./output.ts";

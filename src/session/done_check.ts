@@ -6,7 +6,7 @@
  */
 import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
-import { shellEnv } from "../tools/shell.ts";
+import { shellEnv } from "../tools/shell_env.ts";
 
 /** How long one run may take before it is killed and counts as failed. */
 export const DONE_CHECK_TIMEOUT_MS = 10 * 60_000;

@@ -9,7 +9,7 @@ import { z } from "zod";
 import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
 import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
-import { resolveOnPath } from "./shell.ts";
+import { resolveOnPath } from "./shell_env.ts";
 import {
   type ImageResult,
   notReached,

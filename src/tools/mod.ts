@@ -3,7 +3,9 @@
  * ToolBox that offers and dispatches them. Everything else in src/tools/ is internal.
  */
 export { ToolBox, type ToolBoxOptions } from "./toolbox.ts";
-export { CAPSULE_HOME, INTERPRETERS, ShellTool, type ShellToolOptions } from "./shell.ts";
+export { INTERPRETERS, ShellTool, type ShellToolOptions } from "./shell.ts";
+export { CAPSULE_HOME, resolveOnPath, shellEnv } from "./shell_env.ts";
+export { type BackgroundResult, backgroundResult } from "./background.ts";
 export { CommandTool, parseToolOutput } from "./command.ts";
 export { type DetachedShellInfo, DetachedShells } from "./detached.ts";
 export {

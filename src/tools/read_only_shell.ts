@@ -4,7 +4,7 @@
  * lexer (shell_words.ts). Best effort by design: README "Tools" (`read_only`).
  */
 import { posix } from "node:path";
-import { CAPSULE_HOME } from "./shell.ts";
+import { CAPSULE_HOME } from "./shell_env.ts";
 import { lexShell } from "./shell_words.ts";
 
 /** A path a call may write, and how it was identified. */

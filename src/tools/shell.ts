@@ -4,6 +4,8 @@
  * nothing expanded. The result is data whatever the exit code; a command that outlives
  * `lifecycle.shell_grace_secs` moves to the background (docs/hooks.md "Detached shells").
  */
+import { type BackgroundResult, detachedNote, detachPromise } from "./background.ts";
+import { CAPSULE_HOME, resolveOnPath, shellEnv } from "./shell_env.ts";
 import { errorMessage } from "../errors.ts";
 import { newId } from "../ids.ts";
 import type { DetachedShells } from "./detached.ts";
@@ -36,67 +38,6 @@ export const INTERPRETERS: ReadonlySet<string> = new Set([
   "dash",
   "ksh",
 ]);
-
-/** The capsule's shell `$HOME`, created on the first call (README "Tools"). */
-export const CAPSULE_HOME = ".capsule-home";
-
-/**
- * Variables the runtime holds for its own use (provider keys, door tokens) that a model-driven
- * shell has no business reading. Everything else of mur's environment is passed on.
- */
-const CREDENTIAL_ENV = /(_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN)$|^MURMUR_DOOR_TOKEN$/;
-
-/**
- * What becomes of a detached command's result, read off the capsule's lifecycle (docs/hooks.md "Detached shells"
- * "Detached shell"): `delivered` under queue + sleep (the capsule is alive when the command ends);
- * `while_queued` under queue + exit (delivered only while the capsule still has tasks to run);
- * `lost` under single or none (the session ends with the task that started it). The model is
- * told exactly this, never more.
- */
-export type BackgroundResult = "delivered" | "while_queued" | "lost";
-
-/** The lifecycle's answer: where a detached command's result ends up. */
-export function backgroundResult(
-  lifecycle: { taskAcceptance: string; afterTask: string },
-): BackgroundResult {
-  if (lifecycle.taskAcceptance !== "queue") return "lost";
-  return lifecycle.afterTask === "sleep" ? "delivered" : "while_queued";
-}
-
-/** The tool description's sentence on detaching. */
-function detachPromise(graceSecs: number, r: BackgroundResult): string {
-  const head = `A command still running after ${graceSecs} s moves to the background`;
-  switch (r) {
-    case "delivered":
-      return `${head} and its outcome arrives later as a new task.`;
-    case "while_queued":
-      return `${head}; its outcome arrives as a new task only if it ends while this capsule still ` +
-        `has tasks to run.`;
-    case "lost":
-      return `${head}, and its outcome does not come back: this capsule ends with the task.`;
-  }
-}
-
-/** What the turn reads after `moved to the background as <work id>`. */
-function detachedNote(outputPath: string, r: BackgroundResult): string {
-  const where = `Its stdout and stderr go to ${outputPath}.`;
-  const noPoll = "nothing accepts the work id, so do not wait or poll for it.";
-  switch (r) {
-    case "delivered":
-      return `${where} When it ends, its exit code and output arrive as a new task in this ` +
-        `conversation; ${noPoll}\n`;
-    case "while_queued":
-      return `${where} If it ends while this capsule still has tasks to run, its exit code and ` +
-        `output arrive as a new task in this conversation; this capsule exits once it has no ` +
-        `task left (lifecycle after_task: exit), and a result that comes later is lost. ` +
-        `Nothing accepts the work id, so do not wait or poll for it.\n`;
-    case "lost":
-      return `${where} This capsule ends when this task ends (lifecycle task_acceptance ` +
-        `single or none), so its exit code and output will not come back to you: the result is ` +
-        `lost when this task ends, and the command is recorded as abandoned. Finish the task ` +
-        `without it; ${noPoll}\n`;
-  }
-}
 
 export interface ShellToolOptions {
   /** The `capabilities.shell.allow` entry: a bare name looked up on PATH. */
@@ -380,27 +321,4 @@ function firstOf(
       resolve(v);
     }
   });
-}
-
-/** mur's environment minus the credential variables a shell must not see. */
-export function shellEnv(): Record<string, string> {
-  const env = Deno.env.toObject();
-  for (const k of Object.keys(env)) if (CREDENTIAL_ENV.test(k)) delete env[k];
-  return env;
-}
-
-/** The absolute path of `name` on `path` (the trace's resolved binary), or null. */
-export function resolveOnPath(name: string, path: string): string | null {
-  if (name.includes("/")) return name;
-  for (const dir of path.split(":")) {
-    if (!dir) continue;
-    const candidate = `${dir}/${name}`;
-    try {
-      const st = Deno.statSync(candidate);
-      if (st.isFile && st.mode !== null && (st.mode & 0o111) !== 0) return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return null;
 }

@@ -11,7 +11,8 @@ import { CommandTool } from "./command.ts";
 import { DetachedShells } from "./detached.ts";
 import { fence } from "./fence.ts";
 import { ReadOnlyGuard } from "./read_only.ts";
-import { type BackgroundResult, ShellTool } from "./shell.ts";
+import type { BackgroundResult } from "./background.ts";
+import { ShellTool } from "./shell.ts";
 import {
   notReached,
   type Tool,
