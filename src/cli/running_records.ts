@@ -65,7 +65,9 @@ function recordPath(dir: string, sessionId: string): string {
   return `${dir}/${sessionId}.json`;
 }
 
-/** Writes (or rewrites) the record through a `.tmp` file and a rename, so readers never see half. */
+/**
+ * Writes (or rewrites) the record through a `.tmp` file and a rename, so readers never see half.
+ */
 export async function writeRunningRecord(
   rec: RunningRecord,
   home: string = murmurHome(),

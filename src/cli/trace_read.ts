@@ -1,6 +1,7 @@
 /**
- * Reading a `trace.jsonl` (README "Files": trace.jsonl; every line is src/trace_events.ts): one JSON object per line with the envelope
- * `event_type, event_id, parent_id, session_id, timestamp`, then the event's fields.
+ * Reading a `trace.jsonl` (README "Files": trace.jsonl; every line is src/trace_events.ts): one
+ * JSON object per line with the envelope `event_type, event_id, parent_id, session_id, timestamp`,
+ * then the event's fields.
  */
 import { z } from "zod";
 import { errorMessage, MurError } from "../errors.ts";

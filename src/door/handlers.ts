@@ -18,7 +18,9 @@ import {
 import { json } from "./responses.ts";
 import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
 
-/** Every method a door can serve: the scoped ones, and the extended card of an authenticated door. */
+/**
+ * Every method a door can serve: the scoped ones, and the extended card of an authenticated door.
+ */
 export type RpcMethod = DoorMethod | "GetExtendedAgentCard";
 
 /** One call that passed every check (rpc_checks.ts). */

@@ -134,7 +134,9 @@ export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcE
   };
 }
 
-/** `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (docs/protocol.md "Refusals", check 6). */
+/**
+ * `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (docs/protocol.md "Refusals", check 6).
+ */
 export function checkVersion(headers: Headers): RpcError | null {
   const raw = headers.get("a2a-version");
   // Headers joins repeated lines with ", ": two lines are two values, refused even if both 1.0.

@@ -1,6 +1,7 @@
 /**
  * Reading `params.message` of SendMessage / SendStreamingMessage completely, or refusing it
- * (docs/protocol.md "Refusals"; README "The door"), and rendering its parts as the text the model receives.
+ * (docs/protocol.md "Refusals"; README "The door"), and rendering its parts as the text the model
+ * receives.
  */
 import { a2aError, invalidParams, type RpcError } from "./jsonrpc.ts";
 import { DOOR_URI } from "../events/frames.ts";

@@ -24,7 +24,9 @@ export type Routed =
   | { kind: "new"; msg: IncomingMessage }
   | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
 
-/** Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing. */
+/**
+ * Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing.
+ */
 export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
   const msg = readMessage(params);
   if (msg instanceof RpcError) throw msg;
@@ -61,9 +63,9 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
 }
 
 /**
- * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (README "The door"):
- * one line per id with its state word; a completed task's answer in a `response` fence, another
- * ended task's final message on the same line.
+ * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (README "The
+ * door"): one line per id with its state word; a completed task's answer in a `response` fence,
+ * another ended task's final message on the same line.
  */
 export function referencedTasks(ctx: CallContext, ids: string[]): string {
   const lines = ["Referenced tasks:"];

@@ -1,6 +1,6 @@
 /**
- * The three stream endpoints (docs/protocol.md "Endpoints"): SendStreamingMessage, SubscribeToTask and
- * murmur.WatchSession. Every refusal is one JSON-RPC body before any stream opens; a stream is
+ * The three stream endpoints (docs/protocol.md "Endpoints"): SendStreamingMessage, SubscribeToTask
+ * and murmur.WatchSession. Every refusal is one JSON-RPC body before any stream opens; a stream is
  * an event view over the session's log.
  */
 import type { StreamResponse } from "../a2a/types.ts";

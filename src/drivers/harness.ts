@@ -45,7 +45,10 @@ export interface AttemptRequest {
   dispatch(call: ToolCall, signal: AbortSignal): Promise<ToolResult>;
 }
 
-/** Why a harness attempt failed (README "Coding-agent CLIs as the model"; E-RUN-033), plus the runtime's own stops. */
+/**
+ * Why a harness attempt failed (README "Coding-agent CLIs as the model"; E-RUN-033), plus the
+ * runtime's own stops.
+ */
 export type HarnessFailureKind =
   | "auth"
   | "quota"

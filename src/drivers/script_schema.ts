@@ -1,8 +1,8 @@
 /**
- * The scripted driver's script (docs/scripted.md): its document shape, the zod schema that checks it,
- * and loading it from a YAML file. The `Script` type is the YAML document as written (snake_case,
- * optional keys left out), so tests anywhere can write a script as a TypeScript literal and hand
- * it to `createScriptedDriver` without going through YAML.
+ * The scripted driver's script (docs/scripted.md): its document shape, the zod schema that checks
+ * it, and loading it from a YAML file. The `Script` type is the YAML document as written
+ * (snake_case, optional keys left out), so tests anywhere can write a script as a TypeScript
+ * literal and hand it to `createScriptedDriver` without going through YAML.
  *
  * Every error names the file and the exact key path (`tasks[0].turns[1].steps[2].repeat: …`),
  * because a user reads it as `error[E-MAN-003]: <message>` with nothing else to go on. Objects

@@ -1,7 +1,7 @@
 /**
  * Builds the log inputs for the events a task writes: statuses, the response artifact and the
- * murmur frames carried as statusUpdates (docs/protocol.md "Carriers"). The registry and the loop call
- * these; nothing here knows about HTTP.
+ * murmur frames carried as statusUpdates (docs/protocol.md "Carriers"). The registry and the loop
+ * call these; nothing here knows about HTTP.
  */
 import type { Artifact, TaskState, TaskStatus } from "../a2a/types.ts";
 import { timestamp } from "../a2a/types.ts";

@@ -1,6 +1,7 @@
 /**
- * Murmur frames (docs/protocol.md "Frames"): carried under `metadata[STREAM_URI]` of a StreamResponse on
- * activated connections. Key order matters on the wire for `artifact` (every key, in order).
+ * Murmur frames (docs/protocol.md "Frames"): carried under `metadata[STREAM_URI]` of a
+ * StreamResponse on activated connections. Key order matters on the wire for `artifact` (every key,
+ * in order).
  */
 
 export const STREAM_URI =

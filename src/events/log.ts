@@ -160,8 +160,8 @@ export class EventLog {
   }
 
   /**
-   * docs/protocol.md "Replay": every buffered event after `after`, with a gap when events after it were
-   * evicted or `after` was never issued.
+   * docs/protocol.md "Replay": every buffered event after `after`, with a gap when events after it
+   * were evicted or `after` was never issued.
    */
   replay(after: number): Replay {
     if (this.#count === 0) return { gap: null, entries: [] };

@@ -1,8 +1,9 @@
 /**
  * A stream view: one SSE connection = a subscription + which events it sees + how each is framed
- * (docs/protocol.md "Event ids", "Replay", "Slow readers", "Heartbeat"). Numbered events are framed once per envelope by a shared `Wire` (wire.ts), so a
- * connection writes runs of them without copying; only its unnumbered events (the opening task,
- * connection-ack, gap, lagged, recovery) and heartbeats are its own bytes.
+ * (docs/protocol.md "Event ids", "Replay", "Slow readers", "Heartbeat"). Numbered events are framed
+ * once per envelope by a shared `Wire` (wire.ts), so a connection writes runs of them without
+ * copying; only its unnumbered events (the opening task, connection-ack, gap, lagged, recovery) and
+ * heartbeats are its own bytes.
  *
  * Writing is push-driven and batched: the subscription tells the view once per macrotask that
  * events are queued (or at once when its queue nears 128), and the view moves everything queued
@@ -65,7 +66,9 @@ let opened = 0;
 /** What a task stream needs to know about its task when it lost events (lagged recovery). */
 export interface TaskProbe {
   state(): TaskState;
-  /** The task's ending as GetTask reports it: the response artifact (if any) and terminal status. */
+  /**
+   * The task's ending as GetTask reports it: the response artifact (if any) and terminal status.
+   */
   ending(): StreamResponse[];
   /** The INPUT_REQUIRED status carrying the prompt. */
   inputRequired(): StreamResponse;
@@ -183,14 +186,15 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   beat(): void {
     this.#guard(() => {
       this.#heartbeatDue = true;
-      // Lagged task streams check their task at each heartbeat (docs/protocol.md "Slow readers": "Events a connection
-      // misses").
+      // Lagged task streams check their task at each heartbeat (docs/protocol.md "Slow readers":
+      // "Events a connection misses").
       if (this.#lostAny && this.#o.taskId !== undefined) this.#recoverLagged();
       this.#write(true);
     });
   }
 
-  // --- faults -------------------------------------------------------------------------------------
+  // --- faults
+  // -------------------------------------------------------------------------------------
 
   /**
    * Runs one call into this connection. Whatever it throws is this connection's fault alone: the

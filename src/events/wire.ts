@@ -1,7 +1,7 @@
 /**
- * Numbered events framed for the wire (docs/protocol.md "Event form"), shared by every connection with the
- * same envelope: `id: N\n`, `data: {"jsonrpc":"2.0","id":<request id>,"result":`, the event's
- * StreamResponse (serialized once, by the log), `}\n\n`.
+ * Numbered events framed for the wire (docs/protocol.md "Event form"), shared by every connection
+ * with the same envelope: `id: N\n`, `data: {"jsonrpc":"2.0","id":<request id>,"result":`, the
+ * event's StreamResponse (serialized once, by the log), `}\n\n`.
  *
  * Connections that echo the same request id with the same activation share one Wire, so an
  * event is framed once for all of them however many there are. Frames are written back to back
@@ -49,7 +49,9 @@ export class Wire {
     this.head = enc.encode(`data: ${envelopeHead(requestId, "result")}`);
   }
 
-  /** The event's bytes on this wire, or null when its connections do not see it (plain + murmur). */
+  /**
+   * The event's bytes on this wire, or null when its connections do not see it (plain + murmur).
+   */
   frame(e: LogEntry): Uint8Array | null {
     const slot = this.#slot(e);
     if (slot < 0) return null;

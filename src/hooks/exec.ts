@@ -1,12 +1,15 @@
 /**
- * Running one hook command for one event (docs/hooks.md "How a hook runs"): the event as one JSON object on stdin,
- * the workdir as cwd, a deadline (30 s), and stdout read back. The process runs in its own
- * group, so a hook that hangs is killed together with whatever it forked.
+ * Running one hook command for one event (docs/hooks.md "How a hook runs"): the event as one JSON
+ * object on stdin, the workdir as cwd, a deadline (30 s), and stdout read back. The process runs in
+ * its own group, so a hook that hangs is killed together with whatever it forked.
  */
 import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
 
-/** The hook deadline (docs/hooks.md "How a hook runs"). `MURMUR_HOOK_TIMEOUT_MS` overrides it for tests. */
+/**
+ * The hook deadline (docs/hooks.md "How a hook runs"). `MURMUR_HOOK_TIMEOUT_MS` overrides it for
+ * tests.
+ */
 export const HOOK_TIMEOUT_MS = 30_000;
 
 export function hookTimeoutMs(env: (name: string) => string | undefined): number {

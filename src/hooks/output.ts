@@ -1,7 +1,7 @@
 /**
- * What a command hook may print on stdout (docs/hooks.md "Answers and policies"): one JSON object, `{}` or
- * `{"none":true}` for no action, else exactly one arm. Anything else is unreadable output, which
- * is a hook failure, not an arm.
+ * What a command hook may print on stdout (docs/hooks.md "Answers and policies"): one JSON object,
+ * `{}` or `{"none":true}` for no action, else exactly one arm. Anything else is unreadable output,
+ * which is a hook failure, not an arm.
  */
 import { z } from "zod";
 

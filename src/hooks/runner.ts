@@ -5,10 +5,10 @@
  * a bounded queue per hook with one worker, drained before the session ends (async_queue.ts).
  * Every binding runs through one dispatch (`#each`); what differs is what its answers do.
  *
- * Failures (docs/hooks.md "When a hook fails"): a failing hook is logged to `logs/hook-<name>.log` (and a
- * stderr line) and the session goes on; a policy (`deny`) hook fails closed; a `replace-context`
- * hook that fails fails the task (the loop does that with the answer `failed`); an arm the
- * binding does not honour is discarded loudly (`hook_dispatch_error`).
+ * Failures (docs/hooks.md "When a hook fails"): a failing hook is logged to `logs/hook-<name>.log`
+ * (and a stderr line) and the session goes on; a policy (`deny`) hook fails closed; a
+ * `replace-context` hook that fails fails the task (the loop does that with the answer `failed`);
+ * an arm the binding does not honour is discarded loudly (`hook_dispatch_error`).
  */
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
 import type { HookBinding, HookConfig } from "../manifest/types.ts";

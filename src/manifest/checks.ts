@@ -41,7 +41,8 @@ export function validateManifest(data: unknown): { doc: ManifestDoc; notes: stri
       const path = keyPath(issue.path);
       if (seen.has(path)) continue; // one message per key
       seen.add(path);
-      // Whatever the rule, a value that is not there is a missing key (enums report it as a bad value).
+      // Whatever the rule, a value that is not there is a missing key (enums report it as a bad
+      // value).
       errors.push(
         issue.path.length > 0 && valueAt(data, issue.path) === undefined
           ? missing(path)

@@ -38,7 +38,10 @@ export const COMMIT_POLICIES = [
   "deny",
 ] as const satisfies readonly CommitPolicy[];
 
-/** The one committing policy each binding honors besides `none` (docs/hooks.md "Answers and policies"). */
+/**
+ * The one committing policy each binding honors besides `none` (docs/hooks.md "Answers and
+ * policies").
+ */
 export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-session-start": undefined,
   "on-task-start": "seed-context",
@@ -58,7 +61,10 @@ export const RESERVED_CREDENTIAL = "operator";
 
 export const BUILTIN_TOOLS = ["request-input"] as const;
 
-/** Process transport: the harness binary and the environment it gets, by driver (README "Coding-agent CLIs as the model"). */
+/**
+ * Process transport: the harness binary and the environment it gets, by driver (README
+ * "Coding-agent CLIs as the model").
+ */
 export const PROCESS_DEFAULTS: Record<ProcessDriverName, { command: string; env: string[] }> = {
   "claude-code": {
     command: "claude",

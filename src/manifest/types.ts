@@ -1,6 +1,6 @@
 /**
- * The manifest after validation, with every default applied (docs/manifest.md). Code past the loader
- * reads only this shape; the zod schema in schema.ts produces it.
+ * The manifest after validation, with every default applied (docs/manifest.md). Code past the
+ * loader reads only this shape; the zod schema in schema.ts produces it.
  */
 
 export type Transport = "http" | "process";

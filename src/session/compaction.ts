@@ -122,7 +122,9 @@ export function toHookMessage(m: ConversationMessage): HookMessage {
   }
 }
 
-/** A seed or summary message as the driver receives it; a `tool` message without pairing is text. */
+/**
+ * A seed or summary message as the driver receives it; a `tool` message without pairing is text.
+ */
 export function plainMessage(m: HookMessage): ConversationMessage {
   return m.role === "assistant"
     ? { role: "assistant", text: m.content, toolCalls: [] }

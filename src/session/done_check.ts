@@ -1,8 +1,8 @@
 /**
- * `lifecycle.done_check` (docs/hooks.md "keep_working and done_check"): a shell command that must pass before a task completes.
- * It runs in the workdir after an attempt completes (and after keep_working has had its say),
- * before the on-task-end hooks. A non-zero exit reopens the task with the command's output as
- * feedback, up to `done_check.limit` times.
+ * `lifecycle.done_check` (docs/hooks.md "keep_working and done_check"): a shell command that must
+ * pass before a task completes. It runs in the workdir after an attempt completes (and after
+ * keep_working has had its say), before the on-task-end hooks. A non-zero exit reopens the task
+ * with the command's output as feedback, up to `done_check.limit` times.
  */
 import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";

@@ -86,7 +86,8 @@ export class HttpAttempt implements Attempt {
       }
       const { text, calls, error } = out;
       const inTokens = out.usage?.input ?? estimateTokens(messages);
-      // A failed call is charged its input only (README "Hooks and the session loop": tokens and spend).
+      // A failed call is charged its input only (README "Hooks and the session loop": tokens and
+      // spend).
       const outTokens = error
         ? 0
         : out.usage?.output ?? Math.ceil((text.length + out.reasoning.length) / 4);

@@ -78,7 +78,9 @@ export class Registry {
     return task;
   }
 
-  /** A task refused at the door: never kept, never numbered (the one `task` event of its stream). */
+  /**
+   * A task refused at the door: never kept, never numbered (the one `task` event of its stream).
+   */
   rejectedAtDoor(init: NewTask, message: string): TaskRecord {
     const task = this.create(init);
     this.#tasks.delete(task.id);
@@ -122,8 +124,8 @@ export class Registry {
   frame(task: TaskRecord, frame: TaskFrame): void {
     if (isTerminal(task.state)) return;
     if (task.state === "TASK_STATE_INPUT_REQUIRED") {
-      // Frames are carried by a WORKING status (docs/protocol.md "Carriers"): one a harness reports while the task
-      // waits for input (a quota window) is written once the task works again.
+      // Frames are carried by a WORKING status (docs/protocol.md "Carriers"): one a harness reports
+      // while the task waits for input (a quota window) is written once the task works again.
       (this.#held.get(task.id) ?? this.#held.set(task.id, []).get(task.id)!).push(frame);
       return;
     }
@@ -194,7 +196,10 @@ export class Registry {
     return this.all().filter((t) => t.state === "TASK_STATE_SUBMITTED");
   }
 
-  /** The front of the highest non-empty lane (user > peer > bg, FIFO within a lane; README "The door"). */
+  /**
+   * The front of the highest non-empty lane (user > peer > bg, FIFO within a lane; README "The
+   * door").
+   */
   nextQueued(): TaskRecord | undefined {
     const order: Lane[] = ["user", "peer", "bg"];
     const waiting = this.queued();

@@ -1,9 +1,10 @@
 /**
- * `mur run --resume [SESSION]` (docs/hooks.md "Resuming a session"): a new session continuing the context of a finished one. The old session's
- * trace.jsonl gives the context (its first `task_start`) and the detached shells it never
- * accounted for; its conversation record gives the history. Each lost command is reported once:
- * the report task is enqueued here and every command it names is marked `shell_lost` in the old
- * trace, so a second resume of the same session reports nothing.
+ * `mur run --resume [SESSION]` (docs/hooks.md "Resuming a session"): a new session continuing the
+ * context of a finished one. The old session's trace.jsonl gives the context (its first
+ * `task_start`) and the detached shells it never accounted for; its conversation record gives the
+ * history. Each lost command is reported once: the report task is enqueued here and every command
+ * it names is marked `shell_lost` in the old trace, so a second resume of the same session reports
+ * nothing.
  */
 import type { ConversationMessage } from "../drivers/types.ts";
 import { errorMessage, MurError } from "../errors.ts";

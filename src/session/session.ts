@@ -1,7 +1,7 @@
 /**
  * One `mur run`: owns the registry, the event log, the trace, the task worker and the lifecycle
- * (README "Running a capsule: `mur run`"). The door talks to it only through the public operations here:
- * submit, reply, cancel, stop, and the registry/log for reads and streams.
+ * (README "Running a capsule: `mur run`"). The door talks to it only through the public operations
+ * here: submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
 import { isTerminal } from "../a2a/types.ts";
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
@@ -301,8 +301,9 @@ export class Session {
     ) {
       const phase = task.state === "TASK_STATE_INPUT_REQUIRED" ? "input" : "turn";
       task.residue = this.residue();
-      // A harness may have to be killed, which the final status must say (docs/protocol.md "One final status"): the state is
-      // recorded now, and the loop writes the final status once the attempt has ended.
+      // A harness may have to be killed, which the final status must say (docs/protocol.md "One
+      // final status"): the state is recorded now, and the loop writes the final status once the
+      // attempt has ended.
       this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled", undefined, {
         holdEvent: this.#opts.holdCancelStatus === true && task.state !== "TASK_STATE_SUBMITTED",
       });
@@ -444,9 +445,9 @@ export class Session {
   }
 
   /**
-   * A runtime error ends the session: the running task ends in it (docs/protocol.md "One final status": TASK_STATE_FAILED
-   * with `error[<code>]: <message>`), not as canceled: nobody canceled it. shutdown() then starts
-   * nothing new and ends the session.
+   * A runtime error ends the session: the running task ends in it (docs/protocol.md "One final
+   * status": TASK_STATE_FAILED with `error[<code>]: <message>`), not as canceled: nobody canceled
+   * it. shutdown() then starts nothing new and ends the session.
    */
   #failAndEnd(e: MurError): void {
     this.#decide("failed", true);

@@ -1,7 +1,7 @@
 /**
- * `inference.max_session_tokens` (docs/manifest.md "inference"): a spend ceiling on the input and output
- * tokens of every driver call of the session. Admission happens before each call: what was used,
- * plus the call's input, plus its largest possible output must fit. A refused call is never
+ * `inference.max_session_tokens` (docs/manifest.md "inference"): a spend ceiling on the input and
+ * output tokens of every driver call of the session. Admission happens before each call: what was
+ * used, plus the call's input, plus its largest possible output must fit. A refused call is never
  * sent, and the refusal latches: every later call of the session is refused too.
  */
 export interface SpendRefusal {

@@ -5,11 +5,11 @@
  */
 
 /**
- * What becomes of a detached command's result, read off the capsule's lifecycle (docs/hooks.md "Detached
- * shells"): `delivered` under queue + sleep (the capsule is alive when the command ends);
+ * What becomes of a detached command's result, read off the capsule's lifecycle (docs/hooks.md
+ * "Detached shells"): `delivered` under queue + sleep (the capsule is alive when the command ends);
  * `while_queued` under queue + exit (delivered only while the capsule still has tasks to run);
- * `lost` under single or none (the session ends with the task that started it). The model is
- * told exactly this, never more.
+ * `lost` under single or none (the session ends with the task that started it). The model is told
+ * exactly this, never more.
  */
 export type BackgroundResult = "delivered" | "while_queued" | "lost";
 

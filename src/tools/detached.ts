@@ -1,7 +1,7 @@
 /**
- * Every shell command that moved to the background (docs/hooks.md "Detached shells"), while it runs.
- * `CancelTask` and `StopSession` name them as residue (they keep running), the session's teardown
- * writes `shell_abandoned` for the ones still here, and tests kill them.
+ * Every shell command that moved to the background (docs/hooks.md "Detached shells"), while it
+ * runs. `CancelTask` and `StopSession` name them as residue (they keep running), the session's
+ * teardown writes `shell_abandoned` for the ones still here, and tests kill them.
  */
 import type { DetachedOutcome } from "./types.ts";
 import { terminate } from "./process.ts";
@@ -70,8 +70,9 @@ export class DetachedShells {
   }
 
   /**
-   * The session is ending and leaves its detached commands to run out on their own (docs/hooks.md "Detached shells"):
-   * stop reading their output so the runtime can exit. Returns what was still running.
+   * The session is ending and leaves its detached commands to run out on their own (docs/hooks.md
+   * "Detached shells"): stop reading their output so the runtime can exit. Returns what was still
+   * running.
    */
   releaseAll(): DetachedShellInfo[] {
     const left = this.list();

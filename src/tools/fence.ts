@@ -23,7 +23,9 @@ export function neutralise(content: string): string {
   return content.replace(MARKER, `<${NEUTRALISER}`);
 }
 
-/** The fence's NAME: markers neutralised, `>` → `_`, CR and LF → space (one line, one token end). */
+/**
+ * The fence's NAME: markers neutralised, `>` → `_`, CR and LF → space (one line, one token end).
+ */
 export function sanitiseSource(source: string): string {
   return neutralise(source).replace(/>/g, "_").replace(/[\r\n]/g, " ");
 }

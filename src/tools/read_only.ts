@@ -1,9 +1,10 @@
 /**
- * `capabilities.filesystem.read_only` (docs/manifest.md "capabilities"): calls identified as writes into a
- * read-only subtree are refused before they run. Detection reads the call, it does not sandbox
- * it: shell redirections and the write-position arguments of the usual file-changing commands,
- * and, for other tools, input keys that name a destination. It errs on the side of refusing a
- * command that plainly writes there; it cannot see writes a program decides on by itself.
+ * `capabilities.filesystem.read_only` (docs/manifest.md "capabilities"): calls identified as writes
+ * into a read-only subtree are refused before they run. Detection reads the call, it does not
+ * sandbox it: shell redirections and the write-position arguments of the usual file-changing
+ * commands, and, for other tools, input keys that name a destination. It errs on the side of
+ * refusing a command that plainly writes there; it cannot see writes a program decides on by
+ * itself.
  */
 import { posix } from "node:path";
 import { inputWrites } from "./read_only_input.ts";

@@ -273,8 +273,8 @@ export class ShellTool implements Tool {
 
 /**
  * The text the model reads (README "Tools"): `$ …`, `Exit code: N`, `Stdout:` and its text, and
- * `Stderr:` and its text after a blank line when the command wrote any (docs/protocol.md "Frames": the artifact
- * example shows no `Stderr:` for a command that wrote none).
+ * `Stderr:` and its text after a blank line when the command wrote any (docs/protocol.md "Frames":
+ * the artifact example shows no `Stderr:` for a command that wrote none).
  */
 export function shellText(shown: string, exitCode: number, stdout: string, stderr: string): string {
   let text = `${shown}\nExit code: ${exitCode}\nStdout:\n${withNewline(stdout)}`;

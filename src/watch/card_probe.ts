@@ -9,7 +9,9 @@ export type CardProbe =
   | { ok: true; sessionId: string }
   | { ok: false; reason: string };
 
-/** `localhost:41873` → `http://localhost:41873` (a url with a scheme is kept, minus a trailing /). */
+/**
+ * `localhost:41873` → `http://localhost:41873` (a url with a scheme is kept, minus a trailing /).
+ */
 export function httpBase(url: string): string {
   const base = /^[a-z]+:\/\//i.test(url) ? url : `http://${url}`;
   return base.replace(/\/+$/, "");

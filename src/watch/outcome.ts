@@ -1,8 +1,8 @@
 /**
- * How `mur watch` ends, and with which exit code (README "Following a session"). docs/protocol.md "What mur watch does" gives
- * 0 (capsule-closed) and 1 (E-IO-003, connection lost); usage errors are 2 like every command's.
- * `--exit-status` adds the outcome of the tasks the watch followed; `--task` ends the watch at
- * its task's terminal status.
+ * How `mur watch` ends, and with which exit code (README "Following a session"). docs/protocol.md
+ * "What mur watch does" gives 0 (capsule-closed) and 1 (E-IO-003, connection lost); usage errors
+ * are 2 like every command's. `--exit-status` adds the outcome of the tasks the watch followed;
+ * `--task` ends the watch at its task's terminal status.
  */
 import { TERMINAL_WORDS } from "./format.ts";
 
@@ -10,7 +10,10 @@ import { TERMINAL_WORDS } from "./format.ts";
 export const WATCH_EXIT = {
   /** capsule-closed; with --task, the task ended (any way, unless --exit-status). */
   ok: 0,
-  /** E-IO-003 (could not connect, or the connection ended without capsule-closed), E-IO-004 (refused), E-RUN-048 (no such task). */
+  /**
+   * E-IO-003 (could not connect, or the connection ended without capsule-closed), E-IO-004
+   * (refused), E-RUN-048 (no such task).
+   */
   lost: 1,
   /** A usage error (a bad flag or value). */
   usage: 2,

@@ -12,7 +12,8 @@
  * Status lines name their task, `[tsk a1b2c3] ` (the last 6 hex digits of its id), once the watch
  * has seen more than one task (a queued task canceled or rejected without ever running included),
  * or from the first line with `labels` (`mur watch --labels`). A session that runs one task, and a
- * watch of one named task (`--task`), read as before. The suffix is what `mur cancel SESSION a1b2c3` takes.
+ * watch of one named task (`--task`), read as before. The suffix is what `mur cancel SESSION
+ * a1b2c3` takes.
  */
 import { classify } from "./schema.ts";
 import {

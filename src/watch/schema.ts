@@ -72,7 +72,9 @@ function partsText(parts: z.infer<typeof PartSchema>[] | undefined): string | un
     .join("");
 }
 
-/** The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not). */
+/**
+ * The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not).
+ */
 function frameOf(metadata: Record<string, unknown> | undefined): Frame | "unknown" | null {
   const m = metadata?.[STREAM_URI];
   if (!m || typeof m !== "object" || !("frame" in m)) return null;

@@ -1,8 +1,9 @@
 /**
- * The murmur.WatchSession client: opens the stream, renders each event as it arrives, and ends
- * with the exit code README "Following a session" gives: 0 on capsule-closed, E-IO-003 (exit 1) when the connection
- * ends any other way. It never reconnects. `--since`, `--task` and `--exit-status` (outcome.ts,
- * follow.ts) change where the replay starts, which events are shown, when it ends and the code.
+ * The murmur.WatchSession client: opens the stream, renders each event as it arrives, and ends with
+ * the exit code README "Following a session" gives: 0 on capsule-closed, E-IO-003 (exit 1) when the
+ * connection ends any other way. It never reconnects. `--since`, `--task` and `--exit-status`
+ * (outcome.ts, follow.ts) change where the replay starts, which events are shown, when it ends and
+ * the code.
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "./card_probe.ts";
@@ -38,7 +39,10 @@ export interface WatchOptions {
   /** The stderr line written once the stream is open (the caller knows the session's names). */
   connectedLine: string;
   signal?: AbortSignal;
-  /** `Last-Event-ID` to send: the replay holds the events after this id (0 for the start: docs/protocol.md "Replay"). */
+  /**
+   * `Last-Event-ID` to send: the replay holds the events after this id (0 for the start:
+   * docs/protocol.md "Replay").
+   */
   since?: number;
   /** Show this task's events only, and end at its terminal status (`--task`). */
   task?: TaskToFollow;

@@ -1,8 +1,9 @@
 /**
- * The Codex dialect (`driver: codex`, `codex exec --json`): README "Coding-agent CLIs as the model", codex-cli 0.169.0
- * observed offline. Codex streams no deltas: each message arrives whole as an `item.completed`,
- * so text frames come as one whole `final:true` text at the end. The capsule's tools reach it as
- * an MCP server over HTTP (the bridge), its bearer token passed through an env var, not argv.
+ * The Codex dialect (`driver: codex`, `codex exec --json`): README "Coding-agent CLIs as the
+ * model", codex-cli 0.169.0 observed offline. Codex streams no deltas: each message arrives whole
+ * as an `item.completed`, so text frames come as one whole `final:true` text at the end. The
+ * capsule's tools reach it as an MCP server over HTTP (the bridge), its bearer token passed through
+ * an env var, not argv.
  */
 import { parseJsonLine } from "./json_line.ts";
 import { z } from "zod";

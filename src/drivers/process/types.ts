@@ -78,7 +78,10 @@ export interface LaunchPlan {
   interruptStdin?: string;
 }
 
-/** The generic events a dialect reads out of the harness's stdout (README "Coding-agent CLIs as the model"). */
+/**
+ * The generic events a dialect reads out of the harness's stdout (README "Coding-agent CLIs as the
+ * model").
+ */
 export type HarnessEvent =
   | {
     kind: "session-started";

@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * The live page's picture of a session, built from `murmur.WatchSession` events alone (docs/protocol.md):
- * pure functions, no DOM, so tests/ui/model_test.ts runs them in Deno.
+ * The live page's picture of a session, built from `murmur.WatchSession` events alone
+ * (docs/protocol.md): pure functions, no DOM, so tests/ui/model_test.ts runs them in Deno.
  *
  * Bounded whatever the session's length (README "The live page"): at most MAX_TASKS tasks, each
  * with at most MAX_ITEMS items (text blocks, thinking, tool calls, status lines) and each text at
@@ -48,9 +48,9 @@ export function isTerminal(state) {
  * @typedef {{ kind: "suggestion", key: number, rev: number, text: string }} SuggestionItem
  * @typedef {TextItem | ToolItem | StatusItem | SuggestionItem} Item
  * @typedef {{ toolName: string, content: string, fenceSource: string | null,
- *   toolCallId: string | null, isError: boolean, durationMs: number | null,
- *   exitCode: number | null, truncated: boolean,
- *   attachments: { mediaType: string, sizeBytes: number, sha256: string, url: string }[] }} Artifact
+ *   toolCallId: string | null, isError: boolean, durationMs: number | null,   exitCode: number |
+ * null, truncated: boolean,   attachments: { mediaType: string, sizeBytes: number, sha256: string,
+ * url: string }[] }} Artifact
  * @typedef {{
  *   id: string, contextId: string, seq: number, rev: number, state: string, message: string,
  *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
@@ -225,7 +225,8 @@ function taskFrame(m, t, f, now) {
         appendText(item, text);
         push(t, item);
       }
-      // `final: true` ends the turn's text (docs/protocol.md "Frames": `text`): the next chunk is a new block.
+      // `final: true` ends the turn's text (docs/protocol.md "Frames": `text`): the next chunk is a
+      // new block.
       if (kind === "text" && f.final === true) closeBlocks(t);
       return;
     }
