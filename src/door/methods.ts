@@ -6,7 +6,7 @@
  */
 import type { Task } from "../a2a/types.ts";
 import { isTerminal, stateWord } from "../a2a/types.ts";
-import type { Session } from "../session/session.ts";
+import type { Session, SubmitResult } from "../session/session.ts";
 import type { Origin, TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
@@ -156,17 +156,22 @@ export async function sendMessage(
   if (!ctx.session.acceptsTasks) {
     throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
   }
-  const res = ctx.session.submit({
-    text: routed.msg.text,
-    messageId: routed.msg.messageId,
-    contextId: routed.msg.contextId,
-    origin: ctx.origin,
-    trusted: ctx.trusted,
-    forgetSession: routed.msg.forgetSession,
-  });
+  const res = submitNew(ctx, routed.msg);
   if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
   await settled(ctx, res.task);
   return { task: toA2A(res.task) };
+}
+
+/** A message that starts a new task, submitted with the caller's origin and trust. */
+export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult {
+  return ctx.session.submit({
+    text: msg.text,
+    messageId: msg.messageId,
+    contextId: msg.contextId,
+    origin: ctx.origin,
+    trusted: ctx.trusted,
+    forgetSession: msg.forgetSession,
+  });
 }
 
 function requireId(params: Record<string, unknown>, message: string): string {

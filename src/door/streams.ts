@@ -10,7 +10,7 @@ import { openView, type TaskProbe, type ViewKind } from "../events/view.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
 import { invalidParams, RpcError, rpcResult, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { type CallContext, deliverReply, routeMessage } from "./methods.ts";
+import { type CallContext, deliverReply, routeMessage, submitNew } from "./methods.ts";
 
 export interface StreamRequest {
   id: string | number;
@@ -110,14 +110,7 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
     const snapshot = toA2A(routed.task);
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
   }
-  const res = ctx.session.submit({
-    text: routed.msg.text,
-    messageId: routed.msg.messageId,
-    contextId: routed.msg.contextId,
-    origin: ctx.origin,
-    trusted: ctx.trusted,
-    forgetSession: routed.msg.forgetSession,
-  });
+  const res = submitNew(ctx, routed.msg);
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
     const one = new TextEncoder().encode(
