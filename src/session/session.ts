@@ -505,7 +505,7 @@ export class Session {
     await this.#opts.hooks.drain();
     if (this.#opts.otel) {
       // The last spans go out (bounded wait) and their count is in the trace before session_end.
-      const report = await this.#opts.otel.finish(this.#clock(), this.#status);
+      const report = await this.#opts.otel.finish(this.#clock(), this.status);
       if (!this.#endWritten) this.trace.write("otel_export", this.#sessionEvt, report);
     }
     this.#writeEnd(durationMs);
