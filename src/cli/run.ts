@@ -275,7 +275,14 @@ export async function runCommand(args: string[]): Promise<number> {
   } catch (e) {
     bootstrapLog(workdir, `MURMUR.md could not be rewritten with the door's address: ${e}`);
   }
-  const announced = { sessionId, manifest, workdir, address: door.address, tokens: door.tokens };
+  const announced = {
+    sessionId,
+    manifest,
+    workdir,
+    address: door.address,
+    tokens: door.tokens,
+    otel: otel?.config,
+  };
   await recordRunning(announced);
   announce(announced, v);
 

@@ -17,6 +17,8 @@ export interface Announced {
   /** The door's `localhost:<port>` and, on an authenticated door, its tokens. */
   address: string;
   tokens: Record<string, string> | null;
+  /** Where spans go and which setting said so, when they are exported (src/otel/config.ts). */
+  otel?: { url: string; source: string };
 }
 
 /** The running record; one that cannot be written leaves the session reachable by URL only. */
@@ -66,6 +68,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
     console.log(`manifest: ${a.manifest.path}`);
     console.log(`driver: ${a.manifest.inference.driver}`);
     console.log(`page: ${pageUrl(a.address)}`);
+    if (a.otel) console.log(`otel: ${a.otel.url} (${a.otel.source})`);
   }
 }
 

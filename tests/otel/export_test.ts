@@ -312,3 +312,39 @@ Deno.test("a collector that is down or never answers: same session, same result,
   assert.ok(steps.includes("  otel_export  8 spans, 0 exported, 8 dropped"), steps.join("\n"));
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("mur run -v names where spans go, and where that came from", async () => {
+  const receiver = startReceiver();
+  const dir = await Deno.makeTempDir({ prefix: "mur-otel-v-" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        MAIN,
+        "run",
+        "--manifest",
+        new URL("../../examples/hello", import.meta.url).pathname,
+        "--task",
+        "hi",
+        "--workdir",
+        dir,
+        "-v",
+      ],
+      env: { NO_COLOR: "1", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+      stdout: "piped",
+      stderr: "piped",
+      stdin: "null",
+    }).output();
+    const lines = new TextDecoder().decode(out.stdout).split("\n");
+    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.ok(
+      lines.includes(`otel: ${receiver.url}/v1/traces (OTEL_EXPORTER_OTLP_ENDPOINT)`),
+      lines.join("\n"),
+    );
+    assert.ok(receiver.spans.some((s) => s.name === "capsule.session"));
+  } finally {
+    await receiver.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
