@@ -6,7 +6,8 @@
  */
 import type { Task } from "../a2a/types.ts";
 import { isTerminal, stateWord } from "../a2a/types.ts";
-import type { Session, SubmitResult } from "../session/session.ts";
+import type { Session } from "../session/session.ts";
+import type { SubmitResult } from "../session/session_api.ts";
 import type { Origin, TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";

@@ -4,23 +4,27 @@
  * here: submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
 import { isTerminal } from "../a2a/types.ts";
-import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
-import type { Hooks } from "./hooks_api.ts";
-import { type Histories, TaskLoop, type ToolDispatcher } from "./loop.ts";
+import { type Histories, TaskLoop } from "./loop.ts";
 import { Registry } from "./registry.ts";
-import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
+import type { ResidueItem, TaskRecord } from "./task_record.ts";
 import { TraceWriter } from "./trace.ts";
-import type { OtelExport } from "../otel/export.ts";
 import type { TraceFieldsOf } from "../trace_events.ts";
 import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
 import { SpendMeter } from "./spend.ts";
 import { MurError } from "../errors.ts";
 import { IdSource } from "../ids.ts";
-import type { Tool } from "../tools/types.ts";
 import { hasRoom } from "./admission.ts";
+import { cancelTask } from "./cancel.ts";
+import {
+  BUSY,
+  CLOSING,
+  type SessionOptions,
+  type SubmitRequest,
+  type SubmitResult,
+} from "./session_api.ts";
 import { Faults } from "./faults.ts";
 import { endEveryTask, rejectQueued, SessionTotals } from "./session_end.ts";
 import { decides, type SessionStatus, sessionStatusOf, Verdict } from "./session_status.ts";
@@ -28,50 +32,8 @@ import { Wakeup } from "./wakeup.ts";
 
 export type { SessionStatus };
 
-export interface SessionOptions {
-  id: string;
-  manifest: Manifest;
-  workdir: Workdir;
-  /** A per-turn driver, or a harness (`transport: process`). */
-  driver: AnyDriver;
-  tools: ToolDispatcher;
-  /** Tools the session implements itself (request-input). */
-  sessionTools?: Map<string, Tool>;
-  hooks: Hooks;
-  /** `--context`: the launch task's context id. */
-  contextId?: string;
-  /** ms to wait for a first task when none was given (30 s; `MURMUR_A2A_TIMEOUT_SECS`). */
-  idleTimeoutMs: number;
-  /** Running detached shells, for residue (CancelTask, StopSession). */
-  residue?: () => ResidueItem[];
-  /** `mur run --resume`: the context the launch task continues, and its recorded history. */
-  resume?: { fromSession: string; contextId: string; history: ConversationMessage[] };
-  /** The loop writes a canceled running task's final status (process transport). */
-  holdCancelStatus?: boolean;
-  /** stderr */
-  warn(line: string): void;
-  clock?: () => number;
-  /** OpenTelemetry export (src/otel/export.ts): sees every trace line, flushed at the end. */
-  otel?: Pick<OtelExport, "line" | "finish">;
-}
-
-export interface SubmitRequest {
-  text: string;
-  messageId?: string;
-  contextId?: string;
-  origin: Origin;
-  trusted: boolean;
-  source?: TaskSource;
-  /** Forget the context's harness session before the task runs (process transport only). */
-  forgetSession?: boolean;
-}
-
-export type SubmitResult =
-  | { kind: "accepted"; task: TaskRecord }
-  | { kind: "rejected"; task: TaskRecord };
-
-export const BUSY = "task rejected: capsule is busy";
-export const CLOSING = "task rejected: the session is closing";
+export type { SessionOptions, SubmitRequest, SubmitResult };
+export { BUSY, CLOSING };
 
 export class Session {
   readonly id: string;
@@ -284,38 +246,17 @@ export class Session {
    * starts; a running one has its attempt aborted. Returns false for an ended task.
    */
   cancel(task: TaskRecord): boolean {
-    // The task the worker has taken but not yet started (its start hooks run) is a running one.
-    if (task.state === "TASK_STATE_SUBMITTED" && task !== this.#running) {
-      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled before it started");
-      this.trace.write("task_canceled", this.#sessionEvt, {
-        task_id: task.id,
-        phase: "queued",
-        detached_work_ids: [],
-      });
-      this.#kick();
-      return true;
-    }
-    if (
-      task.state === "TASK_STATE_WORKING" || task.state === "TASK_STATE_INPUT_REQUIRED" ||
-      task.state === "TASK_STATE_SUBMITTED"
-    ) {
-      const phase = task.state === "TASK_STATE_INPUT_REQUIRED" ? "input" : "turn";
-      task.residue = this.residue();
-      // A harness may have to be killed, which the final status must say (docs/protocol.md "One
-      // final status"): the state is recorded now, and the loop writes the final status once the
-      // attempt has ended.
-      this.registry.finish(task, "TASK_STATE_CANCELED", "task canceled", undefined, {
-        holdEvent: this.#opts.holdCancelStatus === true && task.state !== "TASK_STATE_SUBMITTED",
-      });
-      task.abort.abort();
-      this.trace.write("task_canceled", this.#sessionEvt, {
-        task_id: task.id,
-        phase,
-        detached_work_ids: task.residue.map((r) => r.work_id),
-      });
-      return true;
-    }
-    return false;
+    const canceled = cancelTask(task, {
+      registry: this.registry,
+      trace: this.trace,
+      sessionEvt: this.#sessionEvt,
+      running: this.#running,
+      residue: () => this.residue(),
+      holdCancelStatus: this.#opts.holdCancelStatus === true,
+    });
+    // A queued task that will never start frees the worker's next pick.
+    if (canceled === "queued") this.#kick();
+    return canceled !== null;
   }
 
   residue(): ResidueItem[] {

@@ -1,0 +1,58 @@
+/**
+ * What a session is built from and what its door-facing operations take and answer: the
+ * boundary of src/session/session.ts, which `mur run` (src/cli/run.ts) and the door
+ * (src/door/methods.ts) are written against.
+ */
+import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
+import type { Manifest } from "../manifest/types.ts";
+import type { OtelExport } from "../otel/export.ts";
+import type { Tool } from "../tools/types.ts";
+import type { Hooks } from "./hooks_api.ts";
+import type { ToolDispatcher } from "./task_run.ts";
+import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
+import type { Workdir } from "./workdir.ts";
+
+export interface SessionOptions {
+  id: string;
+  manifest: Manifest;
+  workdir: Workdir;
+  /** A per-turn driver, or a harness (`transport: process`). */
+  driver: AnyDriver;
+  tools: ToolDispatcher;
+  /** Tools the session implements itself (request-input). */
+  sessionTools?: Map<string, Tool>;
+  hooks: Hooks;
+  /** `--context`: the launch task's context id. */
+  contextId?: string;
+  /** ms to wait for a first task when none was given (30 s; `MURMUR_A2A_TIMEOUT_SECS`). */
+  idleTimeoutMs: number;
+  /** Running detached shells, for residue (CancelTask, StopSession). */
+  residue?: () => ResidueItem[];
+  /** `mur run --resume`: the context the launch task continues, and its recorded history. */
+  resume?: { fromSession: string; contextId: string; history: ConversationMessage[] };
+  /** The loop writes a canceled running task's final status (process transport). */
+  holdCancelStatus?: boolean;
+  /** stderr */
+  warn(line: string): void;
+  clock?: () => number;
+  /** OpenTelemetry export (src/otel/export.ts): sees every trace line, flushed at the end. */
+  otel?: Pick<OtelExport, "line" | "finish">;
+}
+
+export interface SubmitRequest {
+  text: string;
+  messageId?: string;
+  contextId?: string;
+  origin: Origin;
+  trusted: boolean;
+  source?: TaskSource;
+  /** Forget the context's harness session before the task runs (process transport only). */
+  forgetSession?: boolean;
+}
+
+export type SubmitResult =
+  | { kind: "accepted"; task: TaskRecord }
+  | { kind: "rejected"; task: TaskRecord };
+
+export const BUSY = "task rejected: capsule is busy";
+export const CLOSING = "task rejected: the session is closing";
