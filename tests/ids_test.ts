@@ -1,5 +1,5 @@
 /**
- * Ids (reference §3.1): a prefix and a UUIDv7 as 32 lowercase hex. The version nibble is 7, the
+ * Ids (src/ids.ts): a prefix and a UUIDv7 as 32 lowercase hex. The version nibble is 7, the
  * variant bits are 10, the first 48 bits are the creation time in ms, and ids of one process sort
  * in creation order (what `@1` and trace readers rely on).
  */

@@ -1,5 +1,5 @@
 /**
- * The capsule `mur` is measured with: the scripted driver (contract §3), a queue of tasks and
+ * The capsule `mur` is measured with: the scripted driver (docs/scripted.md), a queue of tasks and
  * a session that sleeps between them, so one `mur run` per round serves every measurement.
  * Each kind of task the bench sends is one script entry, matched by the task's text:
  *

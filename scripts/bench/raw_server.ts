@@ -1,9 +1,8 @@
 /**
- * The limit: a minimal `Deno.serve` SSE server writing seed 000's event form — `id: N`, one
- * `data:` line holding a JSON-RPC response whose result is a text frame's carrier
- * statusUpdate, a blank line — to every connected client. Nothing here is murmur: no event
- * log, no per-connection queue, no JSON per connection; it is what the same bytes cost when
- * a server does nothing else.
+ * The limit: a minimal `Deno.serve` SSE server writing docs/protocol.md's "Event form" — `id: N`,
+ * one `data:` line holding a JSON-RPC response whose result is a text frame's carrier statusUpdate,
+ * a blank line — to every connected client. Nothing here is murmur: no event log, no per-connection
+ * queue, no JSON per connection; it is what the same bytes cost when a server does nothing else.
  *
  *   POST /         (any body) opens a stream: a `:ok` comment, then whatever a start sends.
  *                  With `Last-Event-ID: L` it instead writes events L+1 … L+512 from the
@@ -84,7 +83,9 @@ class Prebuilt {
     this.bytes = all.subarray(0, size);
   }
 
-  /** Slices of events from..to (1-based, inclusive), each ≤ SLICE bytes unless one event is larger. */
+  /**
+   * Slices of events from..to (1-based, inclusive), each ≤ SLICE bytes unless one event is larger.
+   */
   *slices(from: number, to: number): Generator<Uint8Array> {
     let i = from;
     while (i <= to) {

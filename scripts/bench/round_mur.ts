@@ -1,6 +1,6 @@
 /**
  * One round against `mur`: a fresh `mur run --json` on core 0 with the bench capsule
- * (mur_capsule.ts), spoken to as seed 000 says. WatchSession clients attach first and the
+ * (mur_capsule.ts), spoken to as docs/protocol.md says. WatchSession clients attach first and the
  * task is sent once they are all armed (by the connection-ack); SubscribeToTask clients attach
  * between SendMessage and the end of the task's `delay_ms` gate. Counting starts at the first
  * text frame, so a replayed or opening event is never counted.
@@ -47,8 +47,8 @@ export function murKinds(ctx: Ctx): MurTaskKind[] {
 }
 
 /**
- * mur drops events for a connection more than 128 behind (seed 000, lagged): a run that lost
- * some still measures what was delivered, and the loss is said next to the table.
+ * mur drops events for a connection more than 128 behind (docs/protocol.md "Slow readers"): a run
+ * that lost some still measures what was delivered, and the loss is said next to the table.
  */
 function delivered(ctx: Ctx, c: Column, m: Measure, r: RunResult, n: number): RunResult {
   checkRun(r);

@@ -1,6 +1,6 @@
 /**
  * A fake Anthropic Messages endpoint for the real Claude Code CLI, offline on loopback
- * (process-transport-facts §2.1, §4). Scripted on the last user message:
+ * (README "Coding-agent CLIs as the model"). Scripted on the last user message:
  *
  * - "Reply with ONLY the suggestion" (the CLI's prompt-suggestion call) → "Run the test suite"
  * - the last user message holds a `tool_result` → "Tool said: <its text>"
@@ -140,7 +140,9 @@ export function startClaudeEndpoint(opts: ClaudeEndpointOptions = {}): ClaudeEnd
   };
 }
 
-/** The unified headers observed to trigger `rate_limit_event` (facts §2.5). */
+/**
+ * The unified headers observed to trigger `rate_limit_event` (observed from Claude Code 2.1.328).
+ */
 export function rateLimitHeaders(): Record<string, string> {
   const p = "anthropic-ratelimit-unified";
   return {

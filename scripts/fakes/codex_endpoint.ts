@@ -1,6 +1,6 @@
 /**
- * A fake OpenAI Responses endpoint for the real Codex CLI, offline on loopback
- * (process-transport-facts §5). `POST /v1/responses`, answered with the SSE events codex 0.169
+ * A fake OpenAI Responses endpoint for the real Codex CLI, offline on loopback (README
+ * "Coding-agent CLIs as the model"). `POST /v1/responses`, answered with the SSE events codex 0.169
  * accepted. Scripted on the request's input:
  *
  * - the last input item is a `function_call_output` → "Tool said: <its output>"

@@ -168,7 +168,8 @@ Deno.test("a real capsule: cancel by a task's label suffix; an ended task is ref
     assertEquals(ok.code, 0, ok.stderr);
     assert(ok.stdout.startsWith(`task:    ${slow}\nstate:   canceled\n`), ok.stdout);
 
-    // A watch whose capsule goes away: the lost connection keeps seed 000's E-IO-003.
+    // A watch whose capsule goes away: the lost connection keeps its E-IO-003 (README "Following a
+    // session").
     const url = cap.ready.url;
     cap.kill("SIGKILL");
     await cap.finished();

@@ -1,4 +1,7 @@
-/** `mur trace show` / `mur trace steps` over a trace.jsonl written as runtime-facts §5 describes. */
+/**
+ * `mur trace show` / `mur trace steps` over a trace.jsonl written as README "Files" and
+ * src/trace_events.ts describe.
+ */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { runMur } from "./helpers.ts";
 

@@ -42,7 +42,10 @@ const BRANCH =
 const SINCE = `mur watch --since 120`;
 const PAGER = `mur watch --color always | less -R`;
 
-/** What seed 000's renderer prints for these events (the same renderer mur watch runs). */
+/**
+ * What the renderer of docs/protocol.md "What mur watch does" prints for these events (the same
+ * renderer mur watch runs).
+ */
 function rendered(events: { result: unknown }[]): string {
   const r = new WatchRenderer();
   const outs: Out[] = [];
@@ -92,7 +95,7 @@ Deno.test("README: every `mur watch` pipe example works as written", async () =>
     ]);
     assertEquals([tools.code, tools.stdout], [0, "bash exit 0\n"]);
 
-    assertEquals(since.code, 1); // the capsule exited: a lost connection (seed 000)
+    assertEquals(since.code, 1); // the capsule exited: a lost connection (README "Following a session")
     assert(wire.length > 130, `only ${wire.length} events`);
     assertEquals(since.stdout, rendered(wire.filter((e) => e.id > 120)));
     assert(since.stdout.startsWith("word word"), since.stdout.slice(0, 80));

@@ -1,6 +1,6 @@
 /**
- * Door authentication (door-facts §7, contract §5): the matrix of every method against no token,
- * malformed, forged, scope-less, scoped and operator tokens; the 401/403 bodies and
+ * Door authentication (README "The door": authentication): the matrix of every method against no
+ * token, malformed, forged, scope-less, scoped and operator tokens; the 401/403 bodies and
  * `www-authenticate` lines exactly; the gate runs before the body is read; tokens in the `--json`
  * line and the running record; the public vs extended card.
  */

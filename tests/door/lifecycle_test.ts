@@ -1,6 +1,6 @@
 /**
- * The lifecycle at the door (seed 004 "Capsule lifecycle", "Queue lanes"; door-facts §9;
- * runtime-facts §2.4): task_acceptance none / single / queue, queue_depth, after_task exit /
+ * The lifecycle at the door (README "Running a capsule: `mur run`", "The door"; docs/hooks.md
+ * "Resuming a session"): task_acceptance none / single / queue, queue_depth, after_task exit /
  * sleep, the busy / closing / session-ended / stopped rejections with their exact texts, the
  * deciding task deciding `mur run`'s status and exit code, lanes, threaded conversations.
  */

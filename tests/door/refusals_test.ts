@@ -1,7 +1,7 @@
 /**
- * Every refusal of the door over raw HTTP (seed 000 "Endpoints", door-facts §1–§5, contract §5):
- * the route 404s, the envelope checks in the reference's order, each code with its exact message
- * and ErrorInfo, and the request id echoed verbatim for string and integer ids.
+ * Every refusal of the door over raw HTTP (docs/protocol.md "Endpoints", "Refusals"; README "The
+ * door"): the route 404s, the envelope checks in the reference's order, each code with its exact
+ * message and ErrorInfo, and the request id echoed verbatim for string and integer ids.
  */
 import assert from "node:assert/strict";
 import type { Capsule } from "../helpers/capsule.ts";

@@ -1,7 +1,7 @@
 /**
- * The real `@a2a-js/sdk` 1.3.0 client against a running capsule (a2a-facts §6): card discovery,
- * SendMessage blocking and returnImmediately, GetTask, ListTasks (status given explicitly),
- * CancelTask, the SDK's typed errors, and the extended card of an authenticated door.
+ * The real `@a2a-js/sdk` 1.3.0 client against a running capsule (README "The door"): card
+ * discovery, SendMessage blocking and returnImmediately, GetTask, ListTasks (status given
+ * explicitly), CancelTask, the SDK's typed errors, and the extended card of an authenticated door.
  */
 import assert from "node:assert/strict";
 import {

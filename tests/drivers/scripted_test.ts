@@ -703,7 +703,7 @@ Deno.test("parseScript accepts every key of the format", () => {
 
 // ---- the contract's example script
 
-Deno.test("contract §3 example: weather task thinks, talks, waits, calls a tool, then answers", async () => {
+Deno.test("docs/scripted.md example: weather task thinks, talks, waits, calls a tool, then answers", async () => {
   const script = await loadScript(`${FIXTURES}contract_example.yaml`);
   const d = createScriptedDriver(script);
   const t = task("What is the weather in Paris?", { messageId: "msg-1" });
@@ -741,13 +741,13 @@ Deno.test("contract §3 example: weather task thinks, talks, waits, calls a tool
   assert.deepEqual(texts(three), []);
 });
 
-Deno.test("contract §3 example: a probe- message id gets 'probed'", async () => {
+Deno.test("docs/scripted.md example: a probe- message id gets 'probed'", async () => {
   const d = createScriptedDriver(await loadScript(`${FIXTURES}contract_example.yaml`));
   const parts = await collect(d.turn(request(task("anything", { messageId: "probe-1" })), never));
   assert.deepEqual(texts(parts), ["probed"]);
 });
 
-Deno.test("contract §3 example: the fallback ticks 600 times, reports usage, then fails", async () => {
+Deno.test("docs/scripted.md example: the fallback ticks 600 times, reports usage, then fails", async () => {
   const log: string[] = [];
   const d = createScriptedDriver(await loadScript(`${FIXTURES}contract_example.yaml`), {
     sleep: recordingSleep(log),
@@ -766,7 +766,7 @@ Deno.test("contract §3 example: the fallback ticks 600 times, reports usage, th
   assert.deepEqual(two, [{ type: "error", cause: "driver_error", message: "provider overloaded" }]);
 });
 
-Deno.test("contract §3 example: the fallback's 1 ms delays are real waits", async () => {
+Deno.test("docs/scripted.md example: the fallback's 1 ms delays are real waits", async () => {
   const d = createScriptedDriver(await loadScript(`${FIXTURES}contract_example.yaml`));
   const start = performance.now();
   const parts = await bounded(collect(d.turn(request(task("other")), never)), 20_000, "ticks");

@@ -1,8 +1,8 @@
 /**
- * Hooks as commands (contract §4) failing every way runtime-facts §6.5 names: a hook that hangs
- * (killed at the deadline, `MURMUR_HOOK_TIMEOUT_MS`), crashes, prints garbage, or returns an arm
- * its binding does not honour. Observers: logged, the session goes on. Policy hooks: fail closed.
- * Async hooks: `hook_dispatch_error`, and a queue drained before the session ends.
+ * Hooks as commands (docs/hooks.md) failing every way docs/hooks.md "When a hook fails" names: a
+ * hook that hangs (killed at the deadline, `MURMUR_HOOK_TIMEOUT_MS`), crashes, prints garbage, or
+ * returns an arm its binding does not honour. Observers: logged, the session goes on. Policy hooks:
+ * fail closed. Async hooks: `hook_dispatch_error`, and a queue drained before the session ends.
  */
 import assert from "node:assert/strict";
 import { hookScript, ofType, runLaunch } from "../session/helpers.ts";

@@ -1,6 +1,7 @@
 /**
- * Hook binding × commit_policy pairs (runtime-facts §6.2): every pair of the 8 bindings and 5
- * policies, valid ones load, invalid ones are E-MAN-003 with the reference's wording.
+ * Hook binding × commit_policy pairs (docs/hooks.md "Answers and policies"): every pair of the 8
+ * bindings and 5 policies, valid ones load, invalid ones are E-MAN-003 with the reference's
+ * wording.
  */
 import assert from "node:assert/strict";
 import { BASE, load, loadError } from "./helpers.ts";

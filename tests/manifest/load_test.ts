@@ -1,4 +1,7 @@
-/** Loading whole manifests: the contract §2 example, defaults, path resolution, file errors. */
+/**
+ * Loading whole manifests: the full example (fixtures/contract), defaults, path resolution, file
+ * errors.
+ */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -7,10 +10,13 @@ import { loadManifest } from "../../src/manifest/mod.ts";
 import type { Manifest } from "../../src/manifest/types.ts";
 import { BASE, load, withCapsule } from "./helpers.ts";
 
-/** contract §2's example manifest, as written there (deno fmt moved only its comments). */
+/**
+ * The specification's full example manifest, kept in fixtures/contract with every key (deno fmt
+ * moved only its comments).
+ */
 const CONTRACT = fileURLToPath(new URL("./fixtures/contract", import.meta.url));
 
-Deno.test("the contract §2 example loads, every key read", async () => {
+Deno.test("the full example manifest (fixtures/contract) loads, every key read", async () => {
   const { manifest, warnings } = await loadManifest(CONTRACT, { ANTHROPIC_API_KEY: "sk-test-1" });
   const expected: Manifest = {
     name: "hello",

@@ -1,4 +1,7 @@
-/** Unknown keys are a warning (W-SEC-019), never an error, at every level (contract §2). */
+/**
+ * Unknown keys are a warning (W-SEC-019), never an error, at every level (docs/manifest.md
+ * "Warnings at load").
+ */
 import assert from "node:assert/strict";
 import { BASE, load } from "./helpers.ts";
 

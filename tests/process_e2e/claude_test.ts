@@ -3,7 +3,7 @@
  * the test setup; a failed install fails this test) run by `mur run --json`, offline against
  * the fake Anthropic endpoint (scripts/fakes/claude_endpoint.ts), with its own HOME and
  * CLAUDE_CODE_MAX_RETRIES. Tasks go in through the door as SendStreamingMessage with the stream
- * extension activated; what comes out is checked against seed 000 "Transports" and "Event order
+ * extension activated; what comes out is checked against docs/protocol.md "Frames" and "Event order
  * within a task", and trace.jsonl against the harness_* records.
  *
  * One capsule (queue + sleep, threaded) runs the tasks one after another, which keeps the suite

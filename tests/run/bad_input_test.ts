@@ -1,6 +1,7 @@
 /**
- * Launches that fail before the door listens (contract §2, §7): nothing on stdout, one coded
- * `error[E-…]` on stderr, exit 1, and nothing left running (no running record, the process gone).
+ * Launches that fail before the door listens (README "Running a capsule: `mur run`"): nothing on
+ * stdout, one coded `error[E-…]` on stderr, exit 1, and nothing left running (no running record,
+ * the process gone).
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { type RunEnd, runningFiles, spawnRun } from "./helpers.ts";

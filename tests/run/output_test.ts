@@ -1,6 +1,6 @@
 /**
- * What `mur run` prints (contract §1, §7): the human lines the moment the door listens, `-v`, the
- * `--json` readiness line and its keys, the status line, and exit codes.
+ * What `mur run` prints (README "Running a capsule: `mur run`"): the human lines the moment the
+ * door listens, `-v`, the `--json` readiness line and its keys, the status line, and exit codes.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { listTasks, manifest, portOf, runToEnd, spawnRun } from "./helpers.ts";

@@ -1,7 +1,7 @@
 /**
- * `out/result.txt` on every outcome (reference §8.2) with the status line and exit code of
- * contract §7: ok → the final model text; a driver error → `error: task failed (driver_error): …`;
- * `inference.max_turns` exhausted → `error: inference loop exceeded N turns`.
+ * `out/result.txt` on every outcome (README "Files") with the status line and exit code of README
+ * "Running a capsule: `mur run`": ok → the final model text; a driver error → `error: task failed
+ * (driver_error): …`; `inference.max_turns` exhausted → `error: inference loop exceeded N turns`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { manifest, ofType, readTrace, spawnRun } from "./helpers.ts";

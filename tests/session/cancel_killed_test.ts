@@ -1,8 +1,8 @@
 /**
- * Seed 000: a CancelTask on a `transport: process` task whose harness had to be killed ends in
- * `task canceled; the harness was killed and its session may not resume cleanly`. The door
- * records CANCELED at once; the one final status waits for the attempt to say how it ended, and
- * is exactly what GetTask then reports.
+ * docs/protocol.md "One final status": a CancelTask on a `transport: process` task whose harness
+ * had to be killed ends in `task canceled; the harness was killed and its session may not resume
+ * cleanly`. The door records CANCELED at once; the one final status waits for the attempt to say
+ * how it ended, and is exactly what GetTask then reports.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import type { HarnessDriver, HarnessPart } from "../../src/drivers/process/types.ts";

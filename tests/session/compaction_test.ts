@@ -1,5 +1,5 @@
 /**
- * Compaction (seed 004 "Token threshold crossed? → Hook: compaction"): when the conversation
+ * Compaction (docs/hooks.md "Compaction"): when the conversation
  * crosses context.compaction_threshold of context.max_tokens, a replace-context on-compaction
  * hook replaces the history (`compaction`), declines or breaks tool pairing
  * (`compaction_declined`), or fails — which fails the task (`task failed (compaction_hook): …`).
@@ -103,7 +103,7 @@ Deno.test("compaction: replaced, declined (no replacement / unresolved tool call
       ofType(trace, "task_end").find((e) => e.task_id === crashId)!.exit_status,
       "failed",
     );
-    // The hook read the conversation and its size (runtime-facts §9).
+    // The hook read the conversation and its size (docs/hooks.md "Compaction").
     const first = JSON.parse(
       (await Deno.readTextFile(`${cap.ready.workdir}/compactions.jsonl`)).split("\n")[0],
     );

@@ -1,5 +1,5 @@
 /**
- * Seed 004 "Detached shell": a command that outruns lifecycle.shell_grace_secs moves to the
+ * docs/hooks.md "Detached shells": a command that outruns lifecycle.shell_grace_secs moves to the
  * background with a wrk_ handle and logs/<work id>.log; its end arrives as a completion task in
  * the bg lane under the original contextId (shell_completed); a session that ends first records
  * shell_abandoned once in the trace and once on stderr; a completion task still queued when the

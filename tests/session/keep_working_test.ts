@@ -1,7 +1,8 @@
 /**
- * lifecycle.keep_working and lifecycle.done_check (contract §2; seed 000 "Working status
- * messages"): `keep working <n> of <limit>` after a turn end, `done check failed, reopened <n>
- * of <limit>` when the check's command fails and the task reopens.
+ * lifecycle.keep_working and lifecycle.done_check (docs/hooks.md "keep_working and done_check";
+ * docs/protocol.md "Task states and status messages": "Working status messages"): `keep working <n>
+ * of <limit>` after a turn end, `done check failed, reopened <n> of <limit>` when the check's
+ * command fails and the task reopens.
  */
 import assert from "node:assert/strict";
 import {

@@ -1,6 +1,6 @@
 /**
- * Seed 004 "Queue lanes": user > peer > bg, arrival order within a lane, a running task never
- * interrupted; the lane is on task_start.
+ * Queue lanes (README "The door"): user > peer > bg, arrival order within a lane, a running task
+ * never interrupted; the lane is on task_start.
  */
 import assert from "node:assert/strict";
 import { userMessage } from "../helpers/capsule.ts";

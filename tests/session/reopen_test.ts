@@ -1,5 +1,5 @@
 /**
- * Seed 004 "Task reopening" and seed 000 "Reopened tasks": an on-task-end hook with
+ * docs/hooks.md "Reopening a task" and docs/protocol.md "Reopened tasks": an on-task-end hook with
  * commit_policy reopen-task sends the task back; turns continue; the boundary status carries the
  * ordinal on activated connections only; limits end the task reopen_budget_exhausted.
  */

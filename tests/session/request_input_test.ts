@@ -1,8 +1,8 @@
 /**
- * request-input end to end (seed 000 "One final status", runtime-facts §7.2): a wait that times
- * out ends the attempt, and the terminal TASK_STATE_FAILED `input-timeout` follows once the
- * on-task-end hooks have run — unless a hook reopens the task; a cancel during the wait is
- * `task_canceled` phase `input`.
+ * request-input end to end (docs/protocol.md "One final status"; docs/hooks.md "Asking the person:
+ * request-input"): a wait that times out ends the attempt, and the terminal TASK_STATE_FAILED
+ * `input-timeout` follows once the on-task-end hooks have run — unless a hook reopens the task; a
+ * cancel during the wait is `task_canceled` phase `input`.
  */
 import assert from "node:assert/strict";
 import { collect, streamRequest } from "../helpers/capsule.ts";

@@ -1,8 +1,8 @@
 /**
- * `mur run --resume` (seed 004 "What a resume reports about the session before it",
- * runtime-facts §2.4): a capsule killed with SIGKILL while a detached shell runs, resumed: the
- * lost shell is reported exactly once (one completion task in the bg lane after the launch task,
- * `shell_lost` in the old trace), a second resume reports nothing; the --resume errors.
+ * `mur run --resume` (docs/hooks.md "Resuming a session"): a capsule killed with SIGKILL while a
+ * detached shell runs, resumed: the lost shell is reported exactly once (one completion task in the
+ * bg lane after the launch task, `shell_lost` in the old trace), a second resume reports nothing;
+ * the --resume errors.
  */
 import assert from "node:assert/strict";
 import { MAIN, writeCapsule } from "../helpers/capsule.ts";

@@ -1,8 +1,8 @@
 /**
- * Seed 004 "Context seeding" end to end: an on-task-start hook with commit_policy seed-context
- * proposes messages; the runtime places what the decision table lets through at the head of the
- * task's messages (the conversation record shows them), writes a context_seed trace line and a
- * logs/bootstrap.log line for every outcome, and never fails the task.
+ * docs/hooks.md "Seeding the context" end to end: an on-task-start hook with commit_policy
+ * seed-context proposes messages; the runtime places what the decision table lets through at the
+ * head of the task's messages (the conversation record shows them), writes a context_seed trace
+ * line and a logs/bootstrap.log line for every outcome, and never fails the task.
  */
 import assert from "node:assert/strict";
 import {
@@ -126,7 +126,7 @@ Deno.test("seed-context: seeded, trimmed, compacted, trimmed without a summary, 
     assert.equal(lines.length, 6);
     assert.match(lines[2], /hook=memory outcome=compacted tokens=66 proposed=180 budget=100/);
     assert.match(lines[4], /outcome=rejected reason=message_over_budget/);
-    // The hook read its budget on stdin (runtime-facts §6.4, snake_case).
+    // The hook read its budget on stdin (docs/hooks.md "Event fields", snake_case).
     const ev = JSON.parse((await Deno.readTextFile(`${wd}/starts.jsonl`)).split("\n")[0]) as Rec;
     assert.equal(ev.event, "on-task-start");
     assert.equal(ev.budget_tokens, 100);

@@ -1,4 +1,4 @@
-/** Seed 004 "Context seeding": every row of the decision table, in order (seed.ts). */
+/** docs/hooks.md "Seeding the context": every row of the decision table, in order (seed.ts). */
 import assert from "node:assert/strict";
 import { decideSeed, dropOldest, seedCeiling, withSummary } from "../../src/session/seed.ts";
 import type { HookMessage } from "../../src/session/hooks_api.ts";

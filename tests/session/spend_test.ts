@@ -1,7 +1,7 @@
 /**
  * Token accounting (driver usage, else the estimate) in inference, task_end and session_end, and
- * inference.max_session_tokens as a spend ceiling (runtime-facts §1.8): a refused call is never
- * sent, the task fails with the refusal, result.txt says `stopped: spend ceiling reached: …
+ * inference.max_session_tokens as a spend ceiling (docs/manifest.md "inference"): a refused call is
+ * never sent, the task fails with the refusal, result.txt says `stopped: spend ceiling reached: …
  * retrying will not get past it`, and `status: spend_ceiling_reached`.
  */
 import assert from "node:assert/strict";

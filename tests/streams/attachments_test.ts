@@ -1,7 +1,7 @@
 /**
- * Seed 000 `artifact.attachments` and "Attachment bytes": an image a tool call returned is listed
- * on its artifact frame and served at GET /attachments/<task>/<sha256>; every other request gets
- * the status table's answer.
+ * docs/protocol.md `artifact.attachments` and "Attachments": an image a tool call returned is
+ * listed on its artifact frame and served at GET /attachments/<task>/<sha256>; every other request
+ * gets the status table's answer.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {

@@ -1,6 +1,6 @@
 /**
- * Seed 000 "Endpoints", "Event form", "Activation": response heads, the byte form of events, the
- * request id echoed verbatim, and refusals as one JSON body before any stream opens.
+ * docs/protocol.md "Endpoints", "Event form", "Activation": response heads, the byte form of
+ * events, the request id echoed verbatim, and refusals as one JSON body before any stream opens.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 

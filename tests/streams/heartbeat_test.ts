@@ -1,7 +1,7 @@
 /**
- * Seed 000 "Heartbeat": `:heartbeat` then a blank line, every interval from the connection's
- * open, not reset by events, never numbered or replayed, written even while a shell command
- * blocks the turn. `MURMUR_HEARTBEAT_MS` sets the interval.
+ * docs/protocol.md "Heartbeat": `:heartbeat` then a blank line, every interval from the
+ * connection's open, not reset by events, never numbered or replayed, written even while a shell
+ * command blocks the turn. `MURMUR_HEARTBEAT_MS` sets the interval.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";

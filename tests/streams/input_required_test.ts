@@ -1,8 +1,8 @@
 /**
- * Seed 000: SendStreamingMessage ends at a live TASK_STATE_INPUT_REQUIRED; the reply (a message
- * naming the task, with Last-Event-ID) opens in TASK_STATE_WORKING and carries on; a
- * SubscribeToTask stays open through the wait and carries `resumed`. Closing a connection never
- * cancels its task.
+ * docs/protocol.md "What each stream writes": SendStreamingMessage ends at a live
+ * TASK_STATE_INPUT_REQUIRED; the reply (a message naming the task, with Last-Event-ID) opens in
+ * TASK_STATE_WORKING and carries on; a SubscribeToTask stays open through the wait and carries
+ * `resumed`. Closing a connection never cancels its task.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {

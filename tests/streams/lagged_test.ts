@@ -1,5 +1,5 @@
 /**
- * Seed 000 "Events a connection misses" and `lagged`: a connection that stops reading loses the
+ * docs/protocol.md "Slow readers" and `lagged`: a connection that stops reading loses the
  * oldest of its queued events (queue of 128), is told exactly how many with one `lagged` frame
  * before its next event, stays open, and the capsule's memory does not grow with the event count.
  */

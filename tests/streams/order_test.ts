@@ -1,5 +1,5 @@
 /**
- * Seed 000 "Event order within a task", "Standard events", "One final status", "Event ids":
+ * docs/protocol.md "Event order within a task", "Standard events", "One final status", "Event ids":
  * the numbered list, the response artifact right before COMPLETED, ids strictly ascending and
  * contiguous across tasks on a watch, and the final status equal to GetTask's.
  */

@@ -1,7 +1,7 @@
 /**
- * Seed 000 `tool-call-progress`: at most one frame per call per 250 ms, plus one with the final
- * size when the input is complete; cumulative UTF-8 bytes, never decreasing; after the call's
- * `tool-call-started` and before its `artifact`.
+ * docs/protocol.md "Frames": `tool-call-progress`: at most one frame per call per 250 ms, plus one
+ * with the final size when the input is complete; cumulative UTF-8 bytes, never decreasing; after
+ * the call's `tool-call-started` and before its `artifact`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {

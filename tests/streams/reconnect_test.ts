@@ -1,6 +1,6 @@
 /**
- * Seed 000 "Replay": a watcher that reconnects with the id of the last event it received gets
- * exactly the events written after it. No loss, no repeats, across many reconnects.
+ * docs/protocol.md "Replay": a watcher that reconnects with the id of the last event it received
+ * gets exactly the events written after it. No loss, no repeats, across many reconnects.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { readSse, startCapsule, streamRequest, userMessage } from "../helpers/capsule.ts";

@@ -1,7 +1,8 @@
 /**
- * Seed 000 "Replay" and "gap": one ring of the last 512 numbered events, `Last-Event-ID` rules for
- * both kinds of endpoint, a gap when events after the cursor were evicted or the id was never
- * issued, and task streams replaying their own task only (gap only when activated).
+ * docs/protocol.md "Replay" and its `gap`: one ring of the last 512 numbered events,
+ * `Last-Event-ID` rules for both kinds of endpoint, a gap when events after the cursor were evicted
+ * or the id was never issued, and task streams replaying their own task only (gap only when
+ * activated).
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import {

@@ -300,7 +300,7 @@ Deno.test("toolbox: read_only refuses writes before dispatch, with a flag for th
     );
     assert.equal(elsewhere.isError, false);
 
-    // Required fields are checked before read_only (reference §7.1 order).
+    // Required fields are checked before read_only (README "Tools": the order).
     const both = await b.dispatch(call("write-file", { path: "docs/a.md" }), ctxFor(wd));
     assert.equal(both.refusal?.kind, "missing_fields");
   } finally {

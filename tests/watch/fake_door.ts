@@ -1,7 +1,7 @@
 /**
- * A small stand-in for a capsule's door, for testing the CLI side before (and apart from) the
- * real runtime: a Deno.serve on 127.0.0.1:0 that serves the agent card, answers JSON-RPC calls
- * the test scripts, and writes murmur.WatchSession streams byte for byte in seed 000's form
+ * A small stand-in for a capsule's door, for testing the CLI side before (and apart from) the real
+ * runtime: a Deno.serve on 127.0.0.1:0 that serves the agent card, answers JSON-RPC calls the test
+ * scripts, and writes murmur.WatchSession streams byte for byte in docs/protocol.md's "Event form"
  * (`id: N\ndata: {...}\n\n`, `:heartbeat\n\n`).
  */
 import { CAPSULE_URI, STREAM_URI } from "../../src/events/frames.ts";

@@ -1,8 +1,9 @@
 /**
  * End to end through `mur run`: a capsule on each http driver runs a tool-calling task against its
  * fake provider, and a `murmur.WatchSession` watcher sees the same kinds of frames, with the same
- * keys, in the same order as on the scripted driver playing the same turns (seed 000
- * "Transports"). The fake then checks the tool result went back exactly as the artifact showed it.
+ * keys, in the same order as on the scripted driver playing the same turns (docs/protocol.md
+ * "Frames"). The fake then checks the tool result went back exactly as the artifact
+ * showed it.
  */
 import assert from "node:assert/strict";
 import {
@@ -174,7 +175,8 @@ for (const name of ["anthropic", "openai", "openai-compatible"] as const) {
 
       const got = shape(http.events);
       assert.deepEqual(got, shape(scripted.events));
-      // The shape is the one seed 000 lists, not merely equal to the scripted driver's.
+      // The shape is the one docs/protocol.md "Frames" lists, not merely equal to the scripted
+      // driver's.
       assert.deepEqual(got, [
         "frame:connection-ack",
         "status:WORKING:inference turn 1",
