@@ -7,8 +7,8 @@
  * - E-CLI-002: an unknown flag, a flag without its value, a missing or extra argument
  * - E-CLI-003: a flag or argument whose value is not one the command takes (`--port abc`)
  */
-import { parseArgs, type ParseArgsConfig } from "node:util";
-import { errorMessage, MurError } from "../errors.ts";
+import { MurError } from "../errors.ts";
+import { FlagError, type FlagSpecs, parseFlags } from "./flags.ts";
 
 export type UsageCode = "E-CLI-001" | "E-CLI-002" | "E-CLI-003";
 
@@ -27,30 +27,18 @@ export class UsageError extends MurError {
   }
 }
 
-/** node:util's wording, made short: "Unknown option '--x'. To specify …" → "unknown flag --x". */
-function plain(message: string): string {
-  let m = /^Unknown option '([^']+)'/.exec(message);
-  if (m) return `unknown flag ${m[1]}`;
-  m = /^Option '([^' ]+)[^']*' argument missing/.exec(message);
-  if (m) return `${m[1]} needs a value`;
-  m = /^Option '([^' ]+)[^']*' does not take an argument/.exec(message);
-  if (m) return `${m[1]} takes no value`;
-  m = /^Unexpected argument '([^']+)'/.exec(message);
-  if (m) return `unexpected argument '${m[1]}'`;
-  return message;
-}
-
-/** parseArgs with positionals allowed; its errors are E-CLI-002 naming the command. */
-export function parse<T extends ParseArgsConfig["options"]>(
+/** The flags and positionals (flags.ts); a mistake is E-CLI-002 naming the command. */
+export function parse<T extends FlagSpecs>(
   command: string,
   args: string[],
   options: T,
   usage: string,
 ) {
   try {
-    return parseArgs({ args, options, allowPositionals: true, strict: true });
+    return parseFlags(args, options);
   } catch (e) {
-    throw new UsageError("E-CLI-002", `mur ${command}: ${plain(errorMessage(e))}`, usage);
+    if (!(e instanceof FlagError)) throw e;
+    throw new UsageError("E-CLI-002", `mur ${command}: ${e.message}`, usage);
   }
 }
 

@@ -1,6 +1,7 @@
 /** `mur <command> …`: dispatches to one file per command; one rule for errors and exit statuses. */
 import { MurError } from "../errors.ts";
 import { versionLine } from "../version.ts";
+import { lazyImport } from "../lazy.ts";
 import { USAGE_EXIT, UsageError } from "./args.ts";
 
 const USAGE = `usage: mur <command> [options]
@@ -23,13 +24,16 @@ Exit status: 0 done; 1 an error, reported as error[E-…] on stderr; 2 a usage e
 
 type Command = (args: string[]) => Promise<number>;
 
+/** Each command's module, loaded when that command runs (src/lazy.ts says why not `import()`). */
+const at = (file: string) => new URL(`./${file}`, import.meta.url);
 const commands: Record<string, () => Promise<Command>> = {
-  run: async () => (await import("./run.ts")).runCommand,
-  watch: async () => (await import("./watch.ts")).watchCommand,
-  stop: async () => (await import("./stop.ts")).stopCommand,
-  cancel: async () => (await import("./cancel.ts")).cancelCommand,
-  ps: async () => (await import("./ps.ts")).psCommand,
-  trace: async () => (await import("./trace.ts")).traceCommand,
+  run: async () => (await lazyImport<typeof import("./run.ts")>(at("run.ts"))).runCommand,
+  watch: async () => (await lazyImport<typeof import("./watch.ts")>(at("watch.ts"))).watchCommand,
+  stop: async () => (await lazyImport<typeof import("./stop.ts")>(at("stop.ts"))).stopCommand,
+  cancel: async () =>
+    (await lazyImport<typeof import("./cancel.ts")>(at("cancel.ts"))).cancelCommand,
+  ps: async () => (await lazyImport<typeof import("./ps.ts")>(at("ps.ts"))).psCommand,
+  trace: async () => (await lazyImport<typeof import("./trace.ts")>(at("trace.ts"))).traceCommand,
   version: () => Promise.resolve(version),
 };
 

@@ -8,6 +8,7 @@ import { createDriver } from "../drivers/mod.ts";
 import { MurError, warningLine } from "../errors.ts";
 import { otelConfig } from "../otel/config.ts";
 import { newId } from "../ids.ts";
+import { lazyImport } from "../lazy.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
@@ -47,7 +48,9 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|localhost)$/;
 async function otelExport(manifest: Manifest, session: () => Session) {
   const config = otelConfig(manifest.observability, (n) => Deno.env.get(n), console.error);
   if (!config) return null;
-  const { OtelExport } = await import("../otel/export.ts");
+  const { OtelExport } = await lazyImport<typeof import("../otel/export.ts")>(
+    new URL("../otel/export.ts", import.meta.url),
+  );
   return new OtelExport(config, manifest, {
     input: (id) => session().registry.get(id)?.text,
     output: (id) => session().registry.get(id)?.response,

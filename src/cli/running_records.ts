@@ -7,7 +7,6 @@
  * belong to another program. Every read verifies it (pid alive, same process start, the agent
  * card naming the session: card_probe.ts) before anything is sent to or signalled at it.
  */
-import { z } from "zod";
 import { errorMessage, MurError } from "../errors.ts";
 import { pidAlive, processStart } from "../process_liveness.ts";
 
@@ -36,18 +35,50 @@ export interface RunningRecord {
   process_start?: string;
 }
 
-const RecordSchema = z.object({
-  session_id: z.string().regex(/^ses_[0-9a-f]{32}$/),
-  url: z.string().min(1),
-  pid: z.number().int().positive(),
-  capsule_name: z.string(),
-  capsule_version: z.string(),
-  workdir: z.string(),
-  session_dir: z.string().optional(),
-  started_at: z.string(),
-  tokens: z.object({ operator: z.string() }).catchall(z.string()).optional(),
-  process_start: z.string().optional(),
-});
+/**
+ * A running record as read back, or null when it is not one (written by an older or a broken
+ * mur, or half-written). Checked by hand, not with zod: `mur ps`, `watch`, `stop` and `cancel`
+ * read these records and nothing else that needs a schema, and importing zod costs them about
+ * 30 ms of CPU at start (issue 18). Keys not listed here are dropped.
+ */
+export function parseRunningRecord(v: unknown): RunningRecord | null {
+  if (!isObject(v)) return null;
+  const str = (k: string) => typeof v[k] === "string";
+  const optStr = (k: string) => v[k] === undefined || typeof v[k] === "string";
+  if (
+    !(typeof v.session_id === "string" && /^ses_[0-9a-f]{32}$/.test(v.session_id)) ||
+    !(typeof v.url === "string" && v.url.length >= 1) ||
+    !(typeof v.pid === "number" && Number.isSafeInteger(v.pid) && v.pid > 0) ||
+    !str("capsule_name") || !str("capsule_version") || !str("workdir") || !str("started_at") ||
+    !optStr("session_dir") || !optStr("process_start")
+  ) return null;
+  const tokens = v.tokens;
+  if (
+    tokens !== undefined &&
+    !(isObject(tokens) && typeof tokens.operator === "string" &&
+      Object.values(tokens).every((t) => typeof t === "string"))
+  ) return null;
+  const out: RunningRecord = {
+    session_id: v.session_id,
+    url: v.url,
+    pid: v.pid,
+    capsule_name: v.capsule_name as string,
+    capsule_version: v.capsule_version as string,
+    workdir: v.workdir as string,
+    started_at: v.started_at as string,
+  };
+  // An optional key present as undefined stays, as zod kept it.
+  if (Object.hasOwn(v, "session_dir")) out.session_dir = v.session_dir as string | undefined;
+  if (Object.hasOwn(v, "tokens")) {
+    out.tokens = tokens === undefined ? undefined : { ...tokens } as RunningRecord["tokens"];
+  }
+  if (Object.hasOwn(v, "process_start")) out.process_start = v.process_start as string | undefined;
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
 
 /** `$MURMUR_HOME`, else `~/.murmur`. */
 export function murmurHome(): string {
@@ -135,17 +166,17 @@ export async function listRunningRecords(home: string = murmurHome()): Promise<R
     } catch {
       continue; // removed between readDir and read: the session just ended
     }
-    let parsed: z.ZodSafeParseResult<z.infer<typeof RecordSchema>>;
+    let record: RunningRecord | null = null;
     try {
-      parsed = RecordSchema.safeParse(JSON.parse(text));
+      record = parseRunningRecord(JSON.parse(text));
     } catch {
-      parsed = { success: false } as typeof parsed;
+      // not JSON: the same as not a record
     }
-    if (!parsed.success) {
+    if (!record) {
       await Deno.remove(path).catch(() => {});
       continue;
     }
-    out.push(parsed.data as RunningRecord);
+    out.push(record);
   }
   return out.sort((
     a,

@@ -2,6 +2,7 @@
  * Picks the driver a manifest names. The loop never knows which one it talks to.
  */
 import { MurError } from "../errors.ts";
+import { lazyImport } from "../lazy.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { createScriptedDriver, DEFAULT_SCRIPT, loadScript } from "./scripted.ts";
 import type { AnyDriver } from "./types.ts";
@@ -29,7 +30,10 @@ export async function createDriver(
         `inference.driver '${inf.driver}' runs a harness, which needs the session's workdir`,
       );
     }
-    const { createHarnessDriver } = await import("./process/mod.ts");
+    // Loaded only for a harness: the process transport and the MCP SDK (src/lazy.ts).
+    const { createHarnessDriver } = await lazyImport<typeof import("./process/mod.ts")>(
+      new URL("./process/mod.ts", import.meta.url),
+    );
     return createHarnessDriver(inf, {
       workdir: place.workdir,
       baseDir: manifest.dir,
@@ -45,7 +49,10 @@ export async function createDriver(
     case "anthropic":
     case "openai":
     case "openai-compatible": {
-      const http = await import("./http/mod.ts").catch(() => null);
+      // Loaded only for an HTTP provider: the AI SDK and its providers (src/lazy.ts).
+      const http = await lazyImport<typeof import("./http/mod.ts")>(
+        new URL("./http/mod.ts", import.meta.url),
+      ).catch(() => null);
       if (!http) {
         throw new MurError("E-RUN-005", `the ${inf.driver} driver is not available in this build`);
       }

@@ -1,0 +1,68 @@
+/**
+ * What each entry point makes Deno load at start (src/lazy.ts): `deno run` walks every import it
+ * can read, dynamic ones too, so a package reachable that way is resolved on every start. Read
+ * from `deno info --json`, walking code imports both static and dynamic.
+ */
+import assert from "node:assert/strict";
+
+interface Dep {
+  code?: { specifier?: string };
+}
+interface Info {
+  roots: string[];
+  modules: { specifier: string; dependencies?: Dep[] }[];
+}
+
+const ROOT = new URL("../../", import.meta.url);
+
+/** Every specifier Deno walks from `entry`, with the local module that imports it. */
+async function walked(entry: string): Promise<Map<string, string>> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["info", "--json", entry],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.ok(out.success, new TextDecoder().decode(out.stderr));
+  const info = JSON.parse(new TextDecoder().decode(out.stdout)) as Info;
+  const mods = new Map(info.modules.map((m) => [m.specifier, m]));
+  const seen = new Map<string, string>();
+  const stack = [...info.roots];
+  const local = new Set<string>();
+  while (stack.length) {
+    const s = stack.pop()!;
+    if (local.has(s)) continue;
+    local.add(s);
+    for (const d of mods.get(s)?.dependencies ?? []) {
+      const c = d.code?.specifier;
+      if (!c) continue;
+      if (c.startsWith("file:")) stack.push(c);
+      else if (!seen.has(c)) seen.set(c, s.slice(ROOT.href.length));
+    }
+  }
+  for (const l of local) seen.set(l, "");
+  return seen;
+}
+
+const outside = (g: Map<string, string>) =>
+  [...g].filter(([s]) => !s.startsWith("file:")).map(([s, by]) => `${s} (from ${by})`);
+
+Deno.test("lazy graph: main.ts and mur ps reach no npm package and no Node module", async () => {
+  for (const entry of ["main.ts", "src/cli/ps.ts"]) {
+    // node:process is imported lazily, inside the one function that signals a pid.
+    const found = outside(await walked(entry)).filter((s) => !s.startsWith("node:process "));
+    assert.deepEqual(found, [], entry);
+  }
+});
+
+Deno.test("lazy graph: mur run reaches no AI SDK, MCP SDK, OpenTelemetry or harness code", async () => {
+  const g = await walked("src/cli/run.ts");
+  const heavy = outside(g).filter((s) =>
+    /^npm:\/?(ai|@ai-sdk\/|@modelcontextprotocol\/|@opentelemetry\/)/.test(s)
+  );
+  assert.deepEqual(heavy, []);
+  const local = [...g.keys()].filter((s) =>
+    /\/src\/(drivers\/(http|process)|otel\/export)/.test(s)
+  );
+  assert.deepEqual(local, []);
+});
