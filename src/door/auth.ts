@@ -3,10 +3,10 @@
  * `mdt1.<base64url(JSON {credential, scopes})>.<base64url(HMAC-SHA256)>`, MAC over
  * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory.
  */
-import { DOOR_METHODS } from "../a2a/methods.ts";
+import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import type { Credential } from "../manifest/types.ts";
 
-export const SCOPES = DOOR_METHODS;
+export const SCOPES = DOOR_SCOPES;
 
 export interface Grant {
   credential: string;

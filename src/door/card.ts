@@ -69,7 +69,11 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     description:
       "The murmur frames this capsule writes in addition to the A2A v1.0 events: sent on SendStreamingMessage and SubscribeToTask when the request's A2A-Extensions header names this URI, and always on murmur.WatchSession. Each is carried in a StreamResponse under metadata keyed by this URI.",
     required: false,
-    params: { frames: streamFrames(m.inference.transport === "process") },
+    // A client that cannot hold a stream open reads the same events by long poll (poll.ts).
+    params: {
+      frames: streamFrames(m.inference.transport === "process"),
+      pollMethod: "murmur.PollSession",
+    },
   };
   const card = (extensions: unknown[]) => ({
     name: m.name,

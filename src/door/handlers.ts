@@ -15,6 +15,7 @@ import {
   sendMessage,
   stopSession,
 } from "./methods.ts";
+import { pollSession } from "./poll.ts";
 import { json } from "./responses.ts";
 import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
 
@@ -49,6 +50,7 @@ export const HANDLERS: Record<RpcMethod, Handler> = {
   ListTasks: unary(listTasks),
   CancelTask: unary(cancelTask),
   "murmur.StopSession": unary((ctx) => stopSession(ctx)),
+  "murmur.PollSession": unary(pollSession),
   GetExtendedAgentCard: unary((ctx) => extendedCard(ctx)),
 };
 

@@ -4,6 +4,7 @@
  * envelope, `A2A-Version`, the method, the caller's scope, `params`. Each step answers the
  * request or passes it on; the handler receives only a request every step passed.
  */
+import { type DoorMethod, scopeOf } from "../a2a/methods.ts";
 import type { Grant } from "./auth.ts";
 import { readCapped, tooLarge } from "./body.ts";
 import type { Gate } from "./gate.ts";
@@ -95,7 +96,9 @@ function known(methods: ReadonlySet<string>): Step<RpcRequest> {
 /** The caller's credential reaches the method (every caller reaches the extended card). */
 function scope(gate: Gate): Step<RpcRequest> {
   return ({ env, grant }) =>
-    env!.method === "GetExtendedAgentCard" ? undefined : gate.require(grant, env!.method);
+    env!.method === "GetExtendedAgentCard"
+      ? undefined
+      : gate.require(grant, scopeOf(env!.method as DoorMethod));
 }
 
 const params: Step<RpcRequest> = ({ env }) => {

@@ -62,6 +62,8 @@ export class EventLog {
   #closed = false;
   #block = new Uint8Array(0);
   #at = 0;
+  /** Long polls waiting for the next event (`waitAfter`). */
+  #waiters = new Set<() => void>();
 
   /** The id the next event will take. */
   get nextId(): number {
@@ -110,6 +112,7 @@ export class EventLog {
     };
     this.#ring[(id - 1) % REPLAY_CAPACITY] = entry;
     for (const sub of this.#subs) sub.offer(entry);
+    if (this.#waiters.size > 0) { for (const wake of [...this.#waiters]) wake(); }
     return entry;
   }
 
@@ -198,10 +201,28 @@ export class EventLog {
     return sub;
   }
 
+  /**
+   * Resolves once an event after `id` has been appended, the log has closed, or `ms` have passed:
+   * what a long poll (src/door/poll.ts) waits on when it has nothing to answer yet.
+   */
+  waitAfter(id: number, ms: number): Promise<void> {
+    if (this.#count > id || this.#closed || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.#waiters.add(wake);
+    });
+  }
+
   /** The session's event stream ends: every subscription is told, after what it holds. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     for (const sub of this.#subs) sub.end();
+    for (const wake of [...this.#waiters]) wake();
   }
 }

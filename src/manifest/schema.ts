@@ -8,7 +8,7 @@
  * `W-SEC-019` warnings and drops them before the real validation (contract: unknown keys are a
  * warning, not an error).
  */
-import { DOOR_METHODS } from "../a2a/methods.ts";
+import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
@@ -54,7 +54,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
 };
 
 /** Door scopes are method names (README "The door"). */
-export const SCOPES = DOOR_METHODS;
+export const SCOPES = DOOR_SCOPES;
 
 /** The credential name the runtime always mints itself, holding every scope. */
 export const RESERVED_CREDENTIAL = "operator";

@@ -11,7 +11,7 @@
  *
  * JSON-RPC at `POST /` and the agent card are untouched: the page is one more client of them.
  */
-import { DOOR_METHODS } from "../a2a/methods.ts";
+import { SCOPES } from "../a2a/methods.ts";
 import type { Session } from "../session/session.ts";
 import { type Asset, pageAssets } from "./assets.ts";
 
@@ -111,7 +111,7 @@ export function uiStatus(
     },
     authenticated: caller.scopes !== null,
     credential: caller.credential,
-    scopes: DOOR_METHODS.filter((s) => caller.scopes === null || caller.scopes.has(s)),
+    scopes: SCOPES.filter((s) => caller.scopes === null || caller.scopes.has(s)),
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,

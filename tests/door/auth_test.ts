@@ -395,6 +395,7 @@ Deno.test("tokens: operator and one per credential in the --json line and the 06
     ]);
     assert.deepEqual(card.capabilities.extensions[0].params.methods, [
       ...METHODS,
+      "murmur.PollSession", // reached by the murmur.WatchSession scope: not in the matrix above
       "GetExtendedAgentCard",
     ]);
     const ext = await call(cap.base, "GetExtendedAgentCard", undefined, { token: tokens.nobody });

@@ -289,11 +289,13 @@ Deno.test("agent card: cache headers, ETag revalidation, shape of a public door"
         "CancelTask",
         "murmur.WatchSession",
         "murmur.StopSession",
+        "murmur.PollSession",
       ],
       peerTasks: true,
     });
     assert.equal(capsuleExt.params.sessionId, cap.ready.session_id);
     assert.equal(stream.required, false);
+    assert.equal(stream.params.pollMethod, "murmur.PollSession");
     assert.deepEqual(card.securitySchemes, {});
     assert.deepEqual(card.securityRequirements, []);
     assert.deepEqual(card.skills, [{

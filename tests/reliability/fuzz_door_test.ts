@@ -199,6 +199,10 @@ function checkResult(what: string, r: J, held: string): string | null {
         : `ListTasks ${JSON.stringify(r).slice(0, 200)}`;
     case "card":
       return r.name === "fuzz" ? null : `extended card ${JSON.stringify(r).slice(0, 200)}`;
+    case "poll":
+      return typeof r.cursor === "number" && Array.isArray(r.events) && r.closed === false
+        ? null
+        : `PollSession ${JSON.stringify(r).slice(0, 200)}`;
   }
   return `unknown result kind ${what}`;
 }

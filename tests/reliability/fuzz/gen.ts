@@ -19,6 +19,7 @@ const METHODS = [
   "CancelTask",
   "murmur.WatchSession",
   "murmur.StopSession",
+  "murmur.PollSession",
   "GetExtendedAgentCard",
 ];
 const OTHER_METHODS = [
@@ -234,6 +235,14 @@ function paramsFor(r: Rand, method: string, ids: Ids): Obj {
       }
       if (chance(r, 0.2)) p[k("statusTimestampAfter")] = "2020-01-01T00:00:00.000Z";
       if (chance(r, 0.3)) p[k("includeArtifacts")] = chance(r, 0.5);
+      return p;
+    }
+    case "murmur.PollSession": {
+      // waitSecs only 0 or refused values: a valid wait at the last id would hold the case.
+      const p: Obj = {};
+      if (chance(r, 0.6)) p.cursor = chance(r, 0.6) ? int(r, 0, 40) : pick(r, INT_EDGES);
+      if (chance(r, 0.4)) p.waitSecs = pick(r, [0, "0", 31, -1, 1.5, "x", null]);
+      if (chance(r, 0.4)) p.maxEvents = chance(r, 0.5) ? int(r, 1, 512) : pick(r, INT_EDGES);
       return p;
     }
     default:

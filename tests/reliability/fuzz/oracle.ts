@@ -13,7 +13,7 @@ export type RpcId = string | number | null;
 export type Expect =
   | { kind: "http"; status: 400 | 401 | 403 | 404 | 405 | 413; error?: string }
   | { kind: "rpc-error"; id: RpcId; code: number }
-  | { kind: "rpc-result"; id: RpcId; what: "task" | "rejected" | "list" | "card" }
+  | { kind: "rpc-result"; id: RpcId; what: "task" | "rejected" | "list" | "card" | "poll" }
   | { kind: "stream"; id: RpcId; what: "rejected" | "subscribe" | "watch" }
   | { kind: "card" }
   /** A request that would change the session (cancel the held task, stop): never sent. */
@@ -56,6 +56,7 @@ const BASE_METHODS = [
   "CancelTask",
   "murmur.WatchSession",
   "murmur.StopSession",
+  "murmur.PollSession",
 ];
 
 const STATES = [
@@ -138,7 +139,9 @@ export function expected(c: Case, door: Door): Expect {
   if (!methods.includes(method)) {
     return err(id, method === "GetExtendedAgentCard" ? -32004 : -32601);
   }
-  if (scopes && method !== "GetExtendedAgentCard" && !scopes.has(method)) {
+  // A long poll reads what a watch reads, with its scope (docs/protocol.md "Long poll").
+  const scope = method === "murmur.PollSession" ? "murmur.WatchSession" : method;
+  if (scopes && method !== "GetExtendedAgentCard" && !scopes.has(scope)) {
     return { kind: "http", status: 403, error: "insufficient_scope" };
   }
   if ("params" in value && !isObj(value.params)) return err(id, -32602);
@@ -170,10 +173,22 @@ function methodAnswer(method: string, p: Obj, id: RpcId, door: Door): Expect {
       return { kind: "stream", id, what: "watch" };
     case "murmur.StopSession":
       return { kind: "unsafe" };
+    case "murmur.PollSession": {
+      const ok = pollInt(field(p, "cursor"), 0, Number.MAX_SAFE_INTEGER) &&
+        pollInt(field(p, "waitSecs"), 0, 30) && pollInt(field(p, "maxEvents"), 1, 512);
+      return ok ? { kind: "rpc-result", id, what: "poll" } : err(id, -32602);
+    }
     case "GetExtendedAgentCard":
       return { kind: "rpc-result", id, what: "card" };
   }
   throw new Error(`oracle: no rule for ${method}`);
+}
+
+/** A PollSession integer: absent or null, or an integer (or its digits as a string) in range. */
+function pollInt(v: unknown, min: number, max: number): boolean {
+  if (v === undefined || v === null) return true;
+  const n = typeof v === "string" && /^\d{1,16}$/.test(v) ? Number(v) : v;
+  return typeof n === "number" && Number.isInteger(n) && n >= min && n <= max;
 }
 
 /** ProtoJSON: the lowerCamel name, else the proto field name. */
