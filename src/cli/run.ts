@@ -137,6 +137,7 @@ export async function runCommand(args: string[]): Promise<number> {
     sessionEventId: () => session?.sessionEventId ?? null,
     warn: (line) => console.error(line),
     timeoutMs: hookTimeoutMs((name) => Deno.env.get(name)),
+    onCall: otel ? (call) => otel.hookCall(call) : undefined,
   });
   const idleSecs = Number(Deno.env.get("MURMUR_A2A_TIMEOUT_SECS") ?? "30");
   const session: Session = new Session({

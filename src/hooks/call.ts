@@ -15,11 +15,28 @@ export type Outcome =
   | { ok: true; arm: HookArm }
   | { ok: false; kind: "timeout" | "error"; reason: string };
 
+/** One finished call, as an observer hears it (src/otel/: a `capsule.hook` span). */
+export interface HookCallRecord {
+  hook: string;
+  binding: HookConfig["binding"];
+  mode: HookConfig["executionMode"];
+  durationMs: number;
+  /** Wall-clock ms when the call ended. */
+  endedAt: number;
+  /** The arm it answered (`none`, `reopen-task`, …), or why it failed. */
+  answer?: string;
+  failure?: string;
+  /** The task the event was about, when it names one. */
+  taskId?: string;
+}
+
 export interface CallSetting {
   sessionId: string;
   /** The session workdir: each hook's cwd (and `MURMUR_WORKDIR`). */
   workdirRoot: string;
   timeoutMs: number;
+  /** Hears every finished call; one that throws is ignored (a hook never fails for it). */
+  onCall?: (call: HookCallRecord) => void;
 }
 
 /** Runs the command once; logs the call and its stderr. */
@@ -69,5 +86,18 @@ export async function callHook(
     }`,
   );
   if (run.kind !== "spawn_failed" && run.stderr.trim() !== "") log.block("stderr", run.stderr);
+  try {
+    o.onCall?.({
+      hook: h.name,
+      binding: h.binding,
+      mode: h.executionMode,
+      durationMs: run.durationMs,
+      endedAt: Date.now(),
+      ...(out.ok ? { answer: out.arm.arm } : { failure: out.reason }),
+      ...("task_id" in ev && typeof ev.task_id === "string" && { taskId: ev.task_id }),
+    });
+  } catch {
+    // an observer's bug is not the hook's failure
+  }
   return out;
 }

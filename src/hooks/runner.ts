@@ -30,7 +30,7 @@ import type {
 } from "../session/hooks_api.ts";
 import type { TraceWriter } from "../session/trace.ts";
 import { ASYNC_QUEUE_CAPACITY, AsyncQueues } from "./async_queue.ts";
-import { callHook } from "./call.ts";
+import { callHook, type HookCallRecord } from "./call.ts";
 import { honours, unhonouredReason } from "./honour.ts";
 import { HookLog } from "./log.ts";
 import type { HookArm } from "./output.ts";
@@ -55,6 +55,8 @@ export interface CommandHooksOptions {
   /** Total time the session-end drain may take (default: the per-call deadline). */
   drainBudgetMs?: number;
   queueCapacity?: number;
+  /** Hears every finished call (the OpenTelemetry export's hook spans). */
+  onCall?: (call: HookCallRecord) => void;
 }
 
 /** What one binding does with its hooks' calls; true from either stops the dispatch. */

@@ -24,6 +24,7 @@ import type { ExportResult } from "@opentelemetry/core";
 import { MUR_VERSION } from "../version.ts";
 import type { OtelConfig } from "./config.ts";
 import type { HarnessTelemetry } from "../drivers/process/types.ts";
+import type { HookCallRecord } from "../hooks/call.ts";
 import { type TaskContent, type TraceLine, TraceSpans } from "./spans.ts";
 
 /** The longest the session's end waits for the last spans to reach the collector. */
@@ -122,6 +123,12 @@ export class OtelExport {
       set: (c, k, v) => (c[k] = v),
     });
     return carrier.traceparent;
+  }
+
+  /** A finished hook call (src/hooks/call.ts `onCall`): its span. */
+  hookCall(call: HookCallRecord): void {
+    if (this.#finished) return;
+    this.#spans.hookCall(call);
   }
 
   /** What a harness running this task needs to send its spans into the session's trace. */

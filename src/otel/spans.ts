@@ -11,8 +11,9 @@
  * Timing, from what the lines hold: a task runs from `task_start` to `task_end`; a tool call and
  * a shell command end at their line and started `duration_ms` before; an inference turn has no
  * duration on its line, so it starts at the task's previous line (the task's start, the previous
- * turn's last tool call, a reopen) and ends at its own. Hook answers, compaction and the like are
- * moments: zero-length spans at their line.
+ * turn's last tool call, a reopen) and ends at its own. Compaction is a moment (a zero-length
+ * span); what a hook's answer did (a reopen, a denial, a seed) is an event on the span above its
+ * line. Hook calls themselves are not trace lines: they come from the hook runner (`hookCall`).
  */
 import {
   type Attributes,
@@ -42,6 +43,7 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from "@opentelemetry/semantic-conventions/incubating";
+import type { HookCallRecord } from "../hooks/call.ts";
 import type { TraceEnvelope } from "../session/trace.ts";
 import type { TraceEvent } from "../trace_events.ts";
 
@@ -125,6 +127,33 @@ export class TraceSpans {
   #moment(line: TraceLine, name: string, taskId: string | undefined, attrs: Attributes): Span {
     const span = this.#start(name, line.timestamp, this.#parentOf(line, taskId), attrs);
     return span;
+  }
+
+  /** A trace line that is a moment in a span's life: an event on the span above it. */
+  #eventOn(line: TraceLine, taskId: string | undefined, attrs: Attributes): void {
+    trace.getSpan(this.#parentOf(line, taskId))?.addEvent(line.event_type, attrs, line.timestamp);
+  }
+
+  /**
+   * One finished hook call (src/hooks/call.ts): a `capsule.hook` span under the task the event
+   * named, else the session, ending when the call did.
+   */
+  hookCall(c: HookCallRecord): void {
+    const task = c.taskId ? this.#tasks.get(c.taskId) : undefined;
+    const parent = task?.ctx ?? this.#session?.ctx;
+    if (!parent) return;
+    const span = this.#start(SPAN.hook, c.endedAt - c.durationMs, parent, {
+      "mur.hook.name": c.hook,
+      "mur.hook.binding": c.binding,
+      "mur.hook.mode": c.mode,
+      "mur.hook.duration_ms": c.durationMs,
+      ...(c.answer !== undefined && { "mur.hook.answer": c.answer }),
+    });
+    if (c.failure !== undefined) {
+      span.setAttribute(ATTR_ERROR_TYPE, "hook_failed");
+      span.setStatus({ code: SpanStatusCode.ERROR, message: c.failure });
+    }
+    span.end(c.endedAt);
   }
 
   /** Builds or closes what this trace line means. Never throws into the writer. */
@@ -279,46 +308,36 @@ export class TraceSpans {
         return;
       }
       case "task_reopened": {
-        this.#moment(line, SPAN.hook, line.task_id, {
+        this.#eventOn(line, line.task_id, {
           "mur.hook.name": line.hook_name,
-          "mur.hook.binding": "on-task-end",
-          "mur.hook.outcome": "reopen-task",
           "mur.task.reopen_number": line.reopen_number,
           ...(content && { "mur.hook.reason": line.reason }),
-        }).end(line.timestamp);
+        });
         return;
       }
       case "call_denied": {
-        this.#moment(line, SPAN.hook, undefined, {
+        this.#eventOn(line, undefined, {
           "mur.hook.name": line.hook_name,
           "mur.hook.binding": line.event,
-          "mur.hook.outcome": "deny",
           "mur.turn": line.turn,
           ...(content && { "mur.hook.reason": line.reason, "mur.hook.target": line.target }),
-        }).end(line.timestamp);
+        });
         return;
       }
       case "context_seed": {
-        this.#moment(line, SPAN.hook, line.task_id, {
+        this.#eventOn(line, line.task_id, {
           "mur.hook.name": line.hook_name,
-          "mur.hook.binding": "on-task-start",
-          "mur.hook.outcome": line.outcome,
+          "mur.seed.outcome": line.outcome,
           "mur.seed.tokens": line.tokens,
-        }).end(line.timestamp);
+        });
         return;
       }
       case "hook_dispatch_error": {
-        const span = this.#moment(line, SPAN.hook, undefined, {
+        this.#eventOn(line, undefined, {
           "mur.hook.name": line.hook_name,
           "mur.hook.binding": line.event,
-          "mur.hook.outcome": line.arm,
-          [ATTR_ERROR_TYPE]: line.arm,
+          "mur.hook.arm": line.arm,
         });
-        span.setStatus({
-          code: SpanStatusCode.ERROR,
-          message: `hook ${line.hook_name}: ${line.arm}`,
-        });
-        span.end(line.timestamp);
         return;
       }
       case "compaction":

@@ -26,7 +26,7 @@ export interface ReceivedSpan {
   endMs: number;
   status: { code?: number; message?: string };
   attributes: Record<string, unknown>;
-  events: { name: string }[];
+  events: { name: string; attributes: Record<string, unknown> }[];
   resource: Record<string, unknown>;
 }
 
@@ -75,7 +75,10 @@ export function decode(body: any): ReceivedSpan[] {
           endMs: Number(BigInt(s.endTimeUnixNano) / 1_000_000n),
           status: s.status ?? {},
           attributes: attrs(s.attributes),
-          events: (s.events ?? []).map((e: { name: string }) => ({ name: e.name })),
+          events: (s.events ?? []).map((e: { name: string; attributes?: KeyValue[] }) => ({
+            name: e.name,
+            attributes: attrs(e.attributes),
+          })),
           resource,
         });
       }
