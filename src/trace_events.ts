@@ -128,6 +128,8 @@ interface ToolLines {
     output_bytes: number;
     duration_ms: number;
     status: "ok" | "error";
+    /** Present (true) only when the output the model was shown was cut (README "Tools"). */
+    truncated?: true;
   };
   tool_input_refused: {
     turn: number;

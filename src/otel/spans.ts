@@ -244,6 +244,7 @@ export class TraceSpans {
             "mur.tool.duration_ms": line.duration_ms,
             "mur.tool.input_bytes": line.input_bytes,
             "mur.tool.output_bytes": line.output_bytes,
+            "mur.tool.truncated": line.truncated === true,
             ...(content && { [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(line.input) }),
           },
         );

@@ -222,6 +222,7 @@ export class ToolPipeline implements CallRunner {
       output_bytes: enc.encode(result.content).length,
       duration_ms: result.durationMs,
       status: result.isError ? "error" : "ok",
+      ...(result.truncated && { truncated: true as const }),
     });
     const s = result.shell;
     if (!s) return;

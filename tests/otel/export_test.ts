@@ -205,6 +205,8 @@ Deno.test("the span tree of a session with a tool call, a reopen and a failure, 
   assertEquals(tool.attributes["gen_ai.tool.name"], "bash");
   assertEquals(tool.attributes["gen_ai.tool.call.id"], "toolu_ls");
   assertEquals(tool.attributes["mur.tool.duration_ms"], toolCall.duration_ms);
+  assertEquals(tool.attributes["mur.tool.truncated"], false);
+  assertEquals("truncated" in toolCall, false, "the line says truncated only when it was");
   assertEquals([tool.startMs, tool.endMs], [
     Number(toolCall.timestamp) - Number(toolCall.duration_ms),
     toolCall.timestamp,
@@ -358,5 +360,49 @@ Deno.test("mur run -v names where spans go, and where that came from", async () 
   } finally {
     await receiver.close();
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a tool call whose output was cut: truncated on its trace line and on its span", async () => {
+  const receiver = startReceiver();
+  try {
+    const cap = await startCapsule({
+      manifest: {
+        name: "big",
+        version: "1.0.0",
+        capabilities: { shell: { allow: ["bash"] } },
+        observability: { otel_endpoint: receiver.url },
+      },
+      script: {
+        tasks: [{
+          turns: [
+            {
+              steps: [{
+                tool_call: {
+                  id: "toolu_big",
+                  name: "bash",
+                  input: { command: "head -c 40000 /dev/zero | tr '\\0' a; echo" },
+                },
+              }],
+            },
+            { steps: [{ text: "done" }] },
+          ],
+        }],
+      },
+      args: ["--task", "print a lot"],
+    });
+    let trace: Rec[];
+    try {
+      assertEquals((await finishedWithin(cap, 60_000)).code, 0);
+      trace = await traceOf(cap.ready.workdir);
+    } finally {
+      await cap.close();
+    }
+    const [big] = ofType(trace, "tool_call");
+    assertEquals(big.truncated, true);
+    const span = receiver.spans.find((s) => s.attributes["gen_ai.tool.call.id"] === "toolu_big");
+    assertEquals(span?.attributes["mur.tool.truncated"], true);
+  } finally {
+    await receiver.close();
   }
 });
