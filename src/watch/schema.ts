@@ -1,61 +1,184 @@
 /**
- * What mur watch reads off a murmur.WatchSession stream, checked with zod. Only the keys the
- * renderer uses are declared; unknown keys are dropped and unknown members or frames are ignored,
- * as docs/protocol.md "Unknown frames and keys" asks of a client.
+ * What mur watch reads off a murmur.WatchSession stream. Only the keys the renderer uses are
+ * read; unknown keys are dropped and unknown members or frames are ignored, as docs/protocol.md
+ * "Unknown frames and keys" asks of a client.
+ *
+ * Checked by hand rather than with zod: importing zod cost `mur watch` about 30 ms of CPU at
+ * start (issue 18). tests/watch/schema_test.ts compares `classify` with the zod schemas this
+ * replaced (tests/watch/zod_schema_reference.ts) on listed and generated events.
  */
-import { z } from "zod";
 import { STREAM_URI } from "../events/frames.ts";
 
-const PartSchema = z.object({ text: z.string().optional(), data: z.unknown().optional() });
+type Obj = Record<string, unknown>;
 
-const MessageSchema = z.object({
-  parts: z.array(PartSchema).optional(),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === "string";
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isBool = (v: unknown): v is boolean => typeof v === "boolean";
+const opt = (v: unknown, is: (v: unknown) => boolean) => v === undefined || is(v);
+const optNull = (v: unknown, is: (v: unknown) => boolean) => v === undefined || v === null || is(v);
 
-const StatusUpdateSchema = z.object({
-  taskId: z.string(),
-  contextId: z.string().optional(),
-  status: z.object({ state: z.string(), message: MessageSchema.optional() }),
-  metadata: z.record(z.string(), z.unknown()).optional(),
-});
+/** Copies the listed keys that `o` has (a key present as undefined stays, as zod kept it). */
+function pick<T>(o: Obj, keys: string[]): T {
+  const out: Obj = {};
+  for (const k of keys) if (Object.hasOwn(o, k)) out[k] = o[k];
+  return out as T;
+}
 
-const ArtifactUpdateSchema = z.object({
-  taskId: z.string(),
-  contextId: z.string().optional(),
-  artifact: z.object({
-    artifactId: z.string().optional(),
-    name: z.string().optional(),
-    parts: z.array(PartSchema).optional(),
-  }),
-});
+interface Part {
+  text?: string;
+  data?: unknown;
+}
 
-export const ArtifactFrameSchema = z.object({
-  frame: z.literal("artifact"),
-  toolName: z.string(),
-  content: z.string(),
-  fenceSource: z.string().nullable().optional(),
-  toolCallId: z.string().nullable().optional(),
-  isError: z.boolean(),
-  durationMs: z.number().nullable().optional(),
-  exitCode: z.number().nullable().optional(),
-  truncated: z.boolean().optional(),
-  attachments: z.array(
-    z.object({ mediaType: z.string(), sizeBytes: z.number(), url: z.string() }),
-  ).optional(),
-});
-export type ArtifactFrameIn = z.infer<typeof ArtifactFrameSchema>;
+function parts(v: unknown): Part[] | undefined | null {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) return null;
+  const out: Part[] = [];
+  for (const p of v) {
+    if (!isObj(p) || !opt(p.text, isStr)) return null;
+    out.push(pick<Part>(p, ["text", "data"]));
+  }
+  return out;
+}
+
+interface MessageIn {
+  parts?: Part[];
+  metadata?: Obj;
+}
+
+function message(v: unknown): MessageIn | null {
+  if (!isObj(v) || !opt(v.metadata, isObj)) return null;
+  const ps = parts(v.parts);
+  if (ps === null) return null;
+  const out = pick<MessageIn>(v, ["metadata"]);
+  if (Object.hasOwn(v, "parts")) out.parts = ps;
+  return out;
+}
+
+export interface ArtifactFrameIn {
+  frame: "artifact";
+  toolName: string;
+  content: string;
+  fenceSource?: string | null;
+  toolCallId?: string | null;
+  isError: boolean;
+  durationMs?: number | null;
+  exitCode?: number | null;
+  truncated?: boolean;
+  attachments?: { mediaType: string; sizeBytes: number; url: string }[];
+}
 
 /** The frames mur watch acts on; every other frame is read as `other` and ignored. */
-export const FrameSchema = z.discriminatedUnion("frame", [
-  z.object({ frame: z.literal("text"), text: z.string(), final: z.boolean().optional() }),
-  ArtifactFrameSchema,
-  z.object({ frame: z.literal("gap"), firstAvailableId: z.number() }),
-  z.object({ frame: z.literal("lagged"), missed: z.number() }),
-  z.object({ frame: z.literal("connection-ack"), conversationMode: z.string().optional() }),
-  z.object({ frame: z.literal("capsule-closed") }),
-]);
-export type Frame = z.infer<typeof FrameSchema>;
+export type Frame =
+  | { frame: "text"; text: string; final?: boolean }
+  | ArtifactFrameIn
+  | { frame: "gap"; firstAvailableId: number }
+  | { frame: "lagged"; missed: number }
+  | { frame: "connection-ack"; conversationMode?: string }
+  | { frame: "capsule-closed" };
+
+function artifactFrame(m: Obj): ArtifactFrameIn | null {
+  if (
+    !isStr(m.toolName) || !isStr(m.content) || !isBool(m.isError) ||
+    !optNull(m.fenceSource, isStr) || !optNull(m.toolCallId, isStr) ||
+    !optNull(m.durationMs, isNum) || !optNull(m.exitCode, isNum) || !opt(m.truncated, isBool)
+  ) return null;
+  let attachments: ArtifactFrameIn["attachments"];
+  if (m.attachments !== undefined) {
+    if (!Array.isArray(m.attachments)) return null;
+    attachments = [];
+    for (const a of m.attachments) {
+      if (!isObj(a) || !isStr(a.mediaType) || !isNum(a.sizeBytes) || !isStr(a.url)) return null;
+      attachments.push({ mediaType: a.mediaType, sizeBytes: a.sizeBytes, url: a.url });
+    }
+  }
+  const out = pick<ArtifactFrameIn>(m, [
+    "frame",
+    "toolName",
+    "content",
+    "fenceSource",
+    "toolCallId",
+    "isError",
+    "durationMs",
+    "exitCode",
+    "truncated",
+    "attachments",
+  ]);
+  if (Object.hasOwn(m, "attachments")) out.attachments = attachments;
+  return out;
+}
+
+/** A frame object → the frame, or null when it is not one mur watch knows (or is malformed). */
+function frame(m: Obj): Frame | null {
+  switch (m.frame) {
+    case "text":
+      return isStr(m.text) && opt(m.final, isBool) ? pick(m, ["frame", "text", "final"]) : null;
+    case "artifact":
+      return artifactFrame(m);
+    case "gap":
+      return isNum(m.firstAvailableId) ? pick(m, ["frame", "firstAvailableId"]) : null;
+    case "lagged":
+      return isNum(m.missed) ? pick(m, ["frame", "missed"]) : null;
+    case "connection-ack":
+      return opt(m.conversationMode, isStr) ? pick(m, ["frame", "conversationMode"]) : null;
+    case "capsule-closed":
+      return { frame: "capsule-closed" };
+    default:
+      return null;
+  }
+}
+
+interface StatusUpdateIn {
+  taskId: string;
+  contextId?: string;
+  state: string;
+  message?: MessageIn;
+  metadata?: Obj;
+}
+
+function statusUpdate(v: unknown): StatusUpdateIn | null {
+  if (!isObj(v) || !isStr(v.taskId) || !opt(v.contextId, isStr) || !opt(v.metadata, isObj)) {
+    return null;
+  }
+  const st = v.status;
+  if (!isObj(st) || !isStr(st.state)) return null;
+  let msg: MessageIn | undefined;
+  if (st.message !== undefined) {
+    const m = message(st.message);
+    if (!m) return null;
+    msg = m;
+  }
+  return {
+    taskId: v.taskId,
+    contextId: v.contextId as string | undefined,
+    state: st.state,
+    message: msg,
+    metadata: v.metadata as Obj | undefined,
+  };
+}
+
+interface ArtifactUpdateIn {
+  taskId: string;
+  contextId?: string;
+  artifactId?: string;
+  name?: string;
+  parts?: Part[];
+}
+
+function artifactUpdate(v: unknown): ArtifactUpdateIn | null {
+  if (!isObj(v) || !isStr(v.taskId) || !opt(v.contextId, isStr)) return null;
+  const a = v.artifact;
+  if (!isObj(a) || !opt(a.artifactId, isStr) || !opt(a.name, isStr)) return null;
+  const ps = parts(a.parts);
+  if (ps === null) return null;
+  return {
+    taskId: v.taskId,
+    contextId: v.contextId as string | undefined,
+    artifactId: a.artifactId as string | undefined,
+    name: a.name as string | undefined,
+    parts: ps,
+  };
+}
 
 export type WatchEvent =
   | { kind: "status"; taskId: string; contextId?: string; state: string; text?: string }
@@ -63,7 +186,7 @@ export type WatchEvent =
   | { kind: "response"; taskId: string; contextId?: string; text: string }
   | { kind: "ignored" };
 
-function partsText(parts: z.infer<typeof PartSchema>[] | undefined): string | undefined {
+function partsText(parts: Part[] | undefined): string | undefined {
   if (!parts || parts.length === 0) return undefined;
   return parts
     .map((
@@ -72,14 +195,11 @@ function partsText(parts: z.infer<typeof PartSchema>[] | undefined): string | un
     .join("");
 }
 
-/**
- * The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not).
- */
+/** The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not). */
 function frameOf(metadata: Record<string, unknown> | undefined): Frame | "unknown" | null {
   const m = metadata?.[STREAM_URI];
   if (!m || typeof m !== "object" || !("frame" in m)) return null;
-  const parsed = FrameSchema.safeParse(m);
-  return parsed.success ? parsed.data : "unknown";
+  return frame(m as Obj) ?? "unknown";
 }
 
 /**
@@ -100,9 +220,8 @@ export function classify(result: unknown): WatchEvent {
   if (!result || typeof result !== "object") return { kind: "ignored" };
   const r = result as Record<string, unknown>;
   if ("statusUpdate" in r) {
-    const s = StatusUpdateSchema.safeParse(r.statusUpdate);
-    if (!s.success) return { kind: "ignored" };
-    const u = s.data;
+    const u = statusUpdate(r.statusUpdate);
+    if (!u) return { kind: "ignored" };
     const frame = frameOf(u.metadata);
     if (frame === "unknown") return { kind: "ignored" };
     if (frame) return { kind: "frame", taskId: u.taskId, contextId: u.contextId, frame };
@@ -110,26 +229,25 @@ export function classify(result: unknown): WatchEvent {
       kind: "status",
       taskId: u.taskId,
       contextId: u.contextId,
-      state: u.status.state,
-      text: partsText(u.status.message?.parts),
+      state: u.state,
+      text: partsText(u.message?.parts),
     };
   }
   if ("artifactUpdate" in r) {
-    const a = ArtifactUpdateSchema.safeParse(r.artifactUpdate);
-    if (!a.success) return { kind: "ignored" };
-    const art = a.data.artifact;
-    if (art.name !== "response" && art.artifactId !== "response") return { kind: "ignored" };
+    const a = artifactUpdate(r.artifactUpdate);
+    if (!a) return { kind: "ignored" };
+    if (a.name !== "response" && a.artifactId !== "response") return { kind: "ignored" };
     return {
       kind: "response",
-      taskId: a.data.taskId,
-      contextId: a.data.contextId,
-      text: partsText(art.parts) ?? "",
+      taskId: a.taskId,
+      contextId: a.contextId,
+      text: partsText(a.parts) ?? "",
     };
   }
   if ("message" in r) {
-    const m = MessageSchema.safeParse(r.message);
-    if (!m.success) return { kind: "ignored" };
-    const frame = frameOf(m.data.metadata);
+    const m = message(r.message);
+    if (!m) return { kind: "ignored" };
+    const frame = frameOf(m.metadata);
     if (!frame || frame === "unknown") return { kind: "ignored" };
     return { kind: "frame", frame };
   }
