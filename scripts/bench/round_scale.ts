@@ -17,7 +17,7 @@
  * Trace timestamps are whole milliseconds: medians of a tenth (≥ 100 turns at N = 1,000) are
  * what is compared, never a single turn.
  */
-import { kill, rssBytes, spawnReady } from "./procs.ts";
+import { canPin, kill, rssBytes, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 import type { Scale } from "./scale.ts";
 
@@ -425,8 +425,124 @@ async function queueAndIdle(ctx: ScaleCtx, dir: string): Promise<void> {
   }
 }
 
+/** Spawn (on core 0 when pinning) → exit, ms; throws when it fails. */
+async function timeToExit(cmd: string[], env?: Record<string, string>): Promise<number> {
+  const argv = canPin() ? ["taskset", "-c", "0", ...cmd] : cmd;
+  const t0 = performance.now();
+  const out = await new Deno.Command(argv[0], {
+    args: argv.slice(1),
+    env,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - t0;
+  if (!out.success) {
+    throw new Error(
+      `${cmd.slice(3).join(" ")}: exit ${out.code}: ${
+        new TextDecoder().decode(out.stderr).slice(0, 200)
+      }`,
+    );
+  }
+  return ms;
+}
+
+/**
+ * Cold start, each against its baseline in alternation (TRIES of each, medians): `mur run` of a
+ * scripted capsule to its readiness line against the raw Deno.serve server's; `mur ps` to its
+ * exit and `mur watch --json` to its first event against `deno run` of an empty file.
+ */
+export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
+  const TRIES = 5;
+  ctx.log("scale: cold start");
+  const path = await writeScaleCapsule(dir, "cold", queueCapsule(1));
+  const empty = `${dir}/empty.ts`;
+  await Deno.writeTextFile(empty, "");
+  const env = { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" };
+  const t = {
+    raw: [] as number[],
+    run: [] as number[],
+    empty: [] as number[],
+    ps: [] as number[],
+    watch: [] as number[],
+  };
+  const labels = {
+    run: "cold start: `mur run` of a scripted capsule, spawn → readiness line",
+    ps: "cold start: `mur ps`, spawn → exit",
+    watch: "cold start: `mur watch --url … --json`, spawn → first event on stdout",
+  };
+  try {
+    for (let i = 0; i < TRIES; i++) {
+      const raw = await spawnReady({
+        name: "raw (cold)",
+        cmd: [Deno.execPath(), "run", "-A", RAW, "0", "0"],
+        core: 0,
+        readyTimeoutMs: 30_000,
+      });
+      t.raw.push(raw.startMs);
+      kill(raw.pid);
+      const mur = await spawnReady({
+        name: "mur run (cold)",
+        cmd: murCmd(path, `${dir}/cold/wd-${i}`, []),
+        env,
+        core: 0,
+        readyTimeoutMs: 30_000,
+      });
+      try {
+        t.run.push(mur.startMs);
+        t.empty.push(await timeToExit([Deno.execPath(), "run", "-A", empty]));
+        t.ps.push(await timeToExit([Deno.execPath(), "run", "-A", MAIN, "ps"], env));
+        const w = await spawnReady({
+          name: "mur watch (cold)",
+          cmd: [
+            Deno.execPath(),
+            "run",
+            "-A",
+            MAIN,
+            "watch",
+            "--url",
+            String(mur.ready.url),
+            "--json",
+          ],
+          env,
+          core: 0,
+          readyTimeoutMs: 30_000,
+        });
+        t.watch.push(w.startMs);
+        kill(w.pid);
+      } finally {
+        kill(mur.pid);
+      }
+    }
+  } catch (e) {
+    for (const l of Object.values(labels)) ctx.scale.missing(l, (e as Error).message);
+    return;
+  }
+  ctx.scale.add({
+    label: labels.run,
+    mur: median(t.run),
+    base: median(t.raw),
+    baseLabel: "raw Deno.serve, spawn → readiness line",
+    unit: "ms",
+    digits: 0,
+    target: 2,
+  });
+  for (const k of ["ps", "watch"] as const) {
+    ctx.scale.add({
+      label: labels[k],
+      mur: median(t[k]),
+      base: median(t.empty),
+      baseLabel: "`deno run` of an empty file, spawn → exit",
+      unit: "ms",
+      digits: 0,
+      target: 1.5,
+    });
+  }
+}
+
 export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
   await Deno.mkdir(`${dir}/home`, { recursive: true });
+  await coldStart(ctx, dir);
   await turnOverhead(ctx, dir);
   await hooks(ctx, dir);
   await queueAndIdle(ctx, dir);
