@@ -12,16 +12,22 @@ import type { Origin, TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { fenced, type IncomingMessage, readMessage } from "./message.ts";
+import type { SeenMessages } from "./retries.ts";
 
 export interface CallContext {
   session: Session;
   origin: Origin;
   trusted: boolean;
   extendedCard: unknown | null;
+  /** Who is calling, for the retry memory: the credential, or "" on a public door. */
+  caller: string;
+  /** The door's memory of the messages it took (retries.ts). */
+  seen: SeenMessages;
 }
 
-/** What a message routes to: a new task, a reply to a waiting one, or a refusal. */
+/** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
 export type Routed =
+  | { kind: "retry"; msg: IncomingMessage; task: TaskRecord }
   | { kind: "new"; msg: IncomingMessage }
   | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
 
@@ -31,6 +37,10 @@ export type Routed =
 export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
   const msg = readMessage(params);
   if (msg instanceof RpcError) throw msg;
+  // A message this caller already sent (same messageId): its task, not a second one.
+  const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
+  const retried = earlier === undefined ? undefined : ctx.session.registry.get(earlier);
+  if (retried) return { kind: "retry", msg, task: retried };
   if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
     throw invalidParams(
       "Invalid params: forgetSession asks this capsule to forget the harness session this context names, and only a capsule on inference.transport: process has one",
@@ -98,6 +108,7 @@ export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMe
       state: task.state,
     });
   }
+  ctx.seen.took(ctx.caller, msg.messageId, task.id);
 }
 
 /** Resolves when the task is terminal or waits for input. */
@@ -148,6 +159,11 @@ export async function sendMessage(
 ): Promise<{ task: Task }> {
   const routed = routeMessage(ctx, params);
   const immediate = returnImmediately(params);
+  if (routed.kind === "retry") {
+    // The first send's answer, as it would be now: nothing is started or delivered again.
+    if (!immediate) await settled(ctx, routed.task);
+    return { task: toA2A(routed.task) };
+  }
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
     const answered = toA2A(routed.task);
@@ -165,7 +181,7 @@ export async function sendMessage(
 
 /** A message that starts a new task, submitted with the caller's origin and trust. */
 export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult {
-  return ctx.session.submit({
+  const res = ctx.session.submit({
     text: msg.text,
     messageId: msg.messageId,
     contextId: msg.contextId,
@@ -173,6 +189,9 @@ export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult 
     trusted: ctx.trusted,
     forgetSession: msg.forgetSession,
   });
+  // A rejected task was not taken: sending the message again may find room.
+  if (res.kind !== "rejected") ctx.seen.took(ctx.caller, msg.messageId, res.task.id);
+  return res;
 }
 
 function requireId(params: Record<string, unknown>, message: string): string {

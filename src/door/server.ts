@@ -15,6 +15,7 @@ import { Gate } from "./gate.ts";
 import { handlerOf } from "./handlers.ts";
 import { type Envelope, RpcError, rpcError, rpcErrorBody } from "./jsonrpc.ts";
 import type { CallContext } from "./methods.ts";
+import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
@@ -87,10 +88,11 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
     if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
     const call: RpcRequest = { req, url, grant };
-    return await through(call, checks) ?? await dispatch(req, call.env!);
+    return await through(call, checks) ?? await dispatch(req, call.env!, grant);
   };
 
-  const ctxFor = (_grant: Grant | null, req: Request): CallContext => {
+  const seen = new SeenMessages();
+  const ctxFor = (grant: Grant | null, req: Request): CallContext => {
     const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
     const origin: Origin = raw === "peer" || raw === "completion" ? raw : "event";
     const trust = (req.headers.get("x-murmur-task-trust") ?? "").trim().toLowerCase();
@@ -99,11 +101,13 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       origin,
       trusted: origin !== "event" && trust === "trusted",
       extendedCard: cards.extendedValue,
+      caller: grant?.credential ?? "",
+      seen,
     };
   };
 
-  const dispatch = async (req: Request, env: Envelope): Promise<Response> => {
-    const ctx = ctxFor(null, req);
+  const dispatch = async (req: Request, env: Envelope, grant: Grant | null): Promise<Response> => {
+    const ctx = ctxFor(grant, req);
     const stream = {
       id: env.id,
       params: env.params,

@@ -97,6 +97,20 @@ function taskView(
   return sseResponse(body, activated ? [...extensions, STREAM_URI] : extensions);
 }
 
+/** A stream of exactly one unnumbered event, then its end. */
+function oneEvent(req: StreamRequest, result: StreamResponse, ext: string[]): Response {
+  const one = new TextEncoder().encode(`data: ${rpcResult(req.id, result)}\n\n`);
+  return sseResponse(
+    new ReadableStream({
+      start(c) {
+        c.enqueue(one);
+        c.close();
+      },
+    }),
+    ext,
+  );
+}
+
 export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
   if (!ctx.session.acceptsTasks) {
     throw unsupported(
@@ -105,6 +119,16 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
   }
   const routed = routeMessage(ctx, req.params);
   const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
+  if (routed.kind === "retry") {
+    // The same stream again, resumed by the replay rules (Last-Event-ID): nothing new starts.
+    // A task that has ended or waits for input has nothing live to follow: its state is the answer.
+    const snapshot = toA2A(routed.task);
+    const state = routed.task.state;
+    if (isTerminal(state) || state === "TASK_STATE_INPUT_REQUIRED") {
+      return oneEvent(req, { task: snapshot }, ext);
+    }
+    return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
+  }
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
     const snapshot = toA2A(routed.task);
@@ -113,18 +137,7 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
   const res = submitNew(ctx, routed.msg);
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
-    const one = new TextEncoder().encode(
-      `data: ${rpcResult(req.id, { task: toA2A(res.task) })}\n\n`,
-    );
-    return sseResponse(
-      new ReadableStream({
-        start(c) {
-          c.enqueue(one);
-          c.close();
-        },
-      }),
-      ext,
-    );
+    return oneEvent(req, { task: toA2A(res.task) }, ext);
   }
   return taskView(ctx, req, "send", res.task, { task: toA2A(res.task) }, ext);
 }

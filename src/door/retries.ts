@@ -1,0 +1,32 @@
+/**
+ * A retried send is not a second task (README "The door"): a client that lost the answer to a
+ * `SendMessage` or `SendStreamingMessage` (a network cut, a proxy timeout) sends the same message
+ * again, with the same `messageId`. The door remembers which task each caller's message went to and
+ * answers a repeat with that task instead of starting the work again. A caller is a credential on
+ * an authenticated door; on a public door every client is one caller (A2A asks clients for unique
+ * message ids). The memory holds the last `capacity` messages the door took, oldest forgotten
+ * first: that is the retry window.
+ */
+export const RETRY_WINDOW = 10_000;
+
+export class SeenMessages {
+  /** `caller \0 messageId` → task id, in the order taken (a Map keeps insertion order). */
+  #taken = new Map<string, string>();
+
+  constructor(private readonly capacity = RETRY_WINDOW) {}
+
+  /** The task an earlier message of this caller with this id went to, if still remembered. */
+  taskOf(caller: string, messageId: string): string | undefined {
+    return this.#taken.get(`${caller}\0${messageId}`);
+  }
+
+  /** A message was taken: a new task, or a reply delivered to a waiting one. */
+  took(caller: string, messageId: string, taskId: string): void {
+    const key = `${caller}\0${messageId}`;
+    this.#taken.delete(key);
+    this.#taken.set(key, taskId);
+    if (this.#taken.size > this.capacity) {
+      this.#taken.delete(this.#taken.keys().next().value!);
+    }
+  }
+}
