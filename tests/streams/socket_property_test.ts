@@ -17,11 +17,7 @@ import { doorRequestId, type Ev, session } from "../events/arbitraries.ts";
 import { byteSize } from "../events/arbitraries.ts";
 import { checkConnection, type Connection, inputOf } from "../events/reference.ts";
 import { inprocCapsule } from "../door/inproc.ts";
-
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
-type Act = "stall" | "read" | "disconnect";
+import { type Act, RawStream } from "../helpers/raw_stream.ts";
 
 const spec = fc.record({
   requestId: doorRequestId,
@@ -40,165 +36,6 @@ const spec = fc.record({
     { maxLength: 3 },
   ),
 });
-
-/** A watcher over raw TCP: writes the request, reads while told to, de-chunks the body. */
-class Watcher {
-  body: Uint8Array[] = [];
-  head = "";
-  reading = true;
-  closed = false;
-  /** Closed by its schedule (not read to the end of the case). */
-  disconnected = false;
-  ended = false;
-  #headed: (() => void) | null = null;
-  /** Resolves once the response head has arrived: the door has opened the stream. */
-  readonly headed = new Promise<void>((r) => this.#headed = r);
-  #raw = new Uint8Array(0);
-  #left = -1; // bytes left in the current chunk; -1: at a size line
-  #gate: (() => void) | null = null;
-  #text = "";
-  /** Its own: a streaming decoder keeps a partial character between calls. */
-  #textDec = new TextDecoder();
-  #waiters: { id: number; resolve: () => void; reject: (e: Error) => void }[] = [];
-  readonly done: Promise<void>;
-
-  constructor(readonly conn: Deno.TcpConn, readonly c: Connection) {
-    this.done = this.#loop();
-  }
-
-  static async open(base: string, c: Connection, lastEventIdHeader: string | null) {
-    const url = new URL(base);
-    const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
-    const body = JSON.stringify({
-      jsonrpc: "2.0",
-      id: c.requestId,
-      method: "murmur.WatchSession",
-      params: {},
-    });
-    const head = [
-      "POST / HTTP/1.1",
-      `Host: ${url.host}`,
-      "Content-Type: application/json",
-      "A2A-Version: 1.0",
-      `Content-Length: ${enc.encode(body).length}`,
-      ...(lastEventIdHeader === null ? [] : [`Last-Event-ID: ${lastEventIdHeader}`]),
-      "",
-      "",
-    ].join("\r\n");
-    await conn.write(enc.encode(head + body));
-    return new Watcher(conn, c);
-  }
-
-  async #loop(): Promise<void> {
-    const buf = new Uint8Array(64 * 1024);
-    while (!this.closed) {
-      if (!this.reading) await new Promise<void>((r) => this.#gate = r);
-      if (this.closed) break;
-      let n: number | null;
-      try {
-        n = await this.conn.read(buf);
-      } catch {
-        n = null;
-      }
-      if (n === null) {
-        this.ended = true;
-        this.#headed?.();
-        // The door closed the stream (a faulted connection): nothing more will arrive.
-        for (const w of this.#waiters) w.reject(new Error(`the stream ended before event ${w.id}`));
-        this.#waiters = [];
-        break;
-      }
-      this.#feed(buf.slice(0, n));
-    }
-  }
-
-  act(a: Act): void {
-    if (this.closed) return;
-    if (a === "disconnect") {
-      this.disconnected = true;
-      return this.close();
-    }
-    this.reading = a === "read";
-    if (this.reading) this.#wake();
-  }
-
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.#wake();
-    try {
-      this.conn.close();
-    } catch {
-      // already closed
-    }
-  }
-
-  /** Resolves once the event numbered `id` has arrived whole. */
-  received(id: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.ended) return reject(new Error(`the stream ended before event ${id}`));
-      this.#waiters.push({ id, resolve, reject });
-      this.#check();
-    });
-  }
-
-  #wake(): void {
-    const g = this.#gate;
-    this.#gate = null;
-    g?.();
-  }
-
-  #feed(bytes: Uint8Array): void {
-    const merged = new Uint8Array(this.#raw.length + bytes.length);
-    merged.set(this.#raw);
-    merged.set(bytes, this.#raw.length);
-    this.#raw = merged;
-    if (!this.head) {
-      const i = dec.decode(this.#raw.subarray(0, Math.min(this.#raw.length, 8192)))
-        .indexOf("\r\n\r\n");
-      if (i < 0) return;
-      this.head = dec.decode(this.#raw.subarray(0, i));
-      this.#raw = this.#raw.subarray(i + 4);
-      this.#headed?.();
-    }
-    for (;;) {
-      if (this.#left < 0) {
-        const s = dec.decode(this.#raw.subarray(0, Math.min(this.#raw.length, 20)));
-        const i = s.indexOf("\r\n");
-        if (i < 0) break;
-        this.#left = parseInt(s.slice(0, i), 16);
-        this.#raw = this.#raw.subarray(i + 2);
-        if (this.#left === 0) break; // the last chunk: the stream ended
-      }
-      if (this.#raw.length < this.#left + 2) break;
-      const chunk = this.#raw.slice(0, this.#left);
-      this.body.push(chunk);
-      this.#text += this.#textDec.decode(chunk, { stream: true });
-      this.#raw = this.#raw.subarray(this.#left + 2);
-      this.#left = -1;
-    }
-    this.#check();
-  }
-
-  #check(): void {
-    this.#waiters = this.#waiters.filter((w) => {
-      const at = this.#text.lastIndexOf(`id: ${w.id}\n`);
-      if (at < 0 || this.#text.indexOf("\n\n", at) < 0) return true;
-      w.resolve();
-      return false;
-    });
-  }
-
-  bytes(): Uint8Array {
-    const out = new Uint8Array(this.body.reduce((n, b) => n + b.length, 0));
-    let at = 0;
-    for (const b of this.body) {
-      out.set(b, at);
-      at += b.length;
-    }
-    return out;
-  }
-}
 
 /** A small event that ends every case: every watcher still there reads until it has it. */
 function sentinel(n: number): Ev {
@@ -261,8 +98,8 @@ Deno.test("socket property: every watcher's body over a real socket is exactly t
         async (s, specs) => {
           const events = [...s.events, sentinel(history.length)];
           const base = history.length;
-          const watchers: Watcher[] = [];
-          const byIndex: (Watcher | undefined)[] = [];
+          const watchers: RawStream<Connection>[] = [];
+          const byIndex: (RawStream<Connection> | undefined)[] = [];
           const joins = specs.map((sp) => sp.join % events.length);
           for (let i = 0; i < events.length; i++) {
             for (let k = 0; k < specs.length; k++) {
@@ -285,7 +122,12 @@ Deno.test("socket property: every watcher's body over a real socket is exactly t
                   joinedAfter: at,
                   lastEventId: header === null || header === "abc" ? undefined : Number(header),
                 };
-                const w = await Watcher.open(cap.base, c, header);
+                const w = await RawStream.open(
+                  cap.base,
+                  c,
+                  { id: c.requestId, method: "murmur.WatchSession" },
+                  { "Last-Event-ID": header },
+                );
                 // The door subscribes the stream before it answers: once the head is here, the
                 // watcher sees every event appended from now on.
                 await within(w.headed, 10_000, "the response head");
