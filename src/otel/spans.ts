@@ -26,29 +26,26 @@ import {
 } from "@opentelemetry/api";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import {
-  ATTR_GEN_AI_AGENT_NAME,
-  ATTR_GEN_AI_CONVERSATION_ID,
-  ATTR_GEN_AI_OPERATION_NAME,
-  ATTR_GEN_AI_REQUEST_MODEL,
-  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
-  ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
-  ATTR_GEN_AI_TOOL_CALL_ID,
-  ATTR_GEN_AI_TOOL_NAME,
-  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
-  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
-  ATTR_PROCESS_COMMAND_LINE,
   ATTR_PROCESS_EXECUTABLE_NAME,
   ATTR_PROCESS_EXIT_CODE,
-  GEN_AI_OPERATION_NAME_VALUE_CHAT,
-  GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-  GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from "@opentelemetry/semantic-conventions/incubating";
 import type { HookCallRecord } from "../hooks/call.ts";
-import type { TraceEnvelope } from "../session/trace.ts";
-import type { TraceEvent } from "../trace_events.ts";
+import {
+  basename,
+  compactionAttributes,
+  detachedShellAttributes,
+  doneCheckAttributes,
+  harnessAttributes,
+  inferenceAttributes,
+  sessionAttributes,
+  shellAttributes,
+  taskAttributes,
+  taskEndAttributes,
+  toolCallAttributes,
+  type TraceLine,
+} from "./span_attributes.ts";
 
-/** One trace line as the writer wrote it: envelope and fields. */
-export type TraceLine = TraceEvent & TraceEnvelope;
+export type { TraceLine };
 
 /** The span names (README "OpenTelemetry"). */
 export const SPAN = {
@@ -168,28 +165,23 @@ export class TraceSpans {
     const content = this.opts.content;
     switch (line.event_type) {
       case "session_start": {
-        const span = this.#start(SPAN.session, line.timestamp, otelContext.active(), {
-          "mur.session.id": line.session_id,
-          [ATTR_GEN_AI_AGENT_NAME]: line.capsule_name,
-          [ATTR_GEN_AI_REQUEST_MODEL]: line.model,
-          "mur.capsule.version": line.capsule_version,
-          ...(line.resumed_from && { "mur.session.resumed_from": line.resumed_from }),
-        });
+        const span = this.#start(
+          SPAN.session,
+          line.timestamp,
+          otelContext.active(),
+          sessionAttributes(line),
+        );
         this.#session = { span, ctx: trace.setSpan(otelContext.active(), span) };
         this.#ctxOf.set(line.event_id, this.#session.ctx);
         return;
       }
       case "task_start": {
-        const span = this.#start(SPAN.task, line.timestamp, this.#parentOf(line), {
-          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
-          [ATTR_GEN_AI_AGENT_NAME]: this.opts.capsule,
-          [ATTR_GEN_AI_CONVERSATION_ID]: line.context_id,
-          "mur.task.id": line.task_id,
-          "mur.task.lane": line.lane,
-          "mur.task.origin": line.origin,
-          "mur.task.source": line.source,
-          "mur.task.trust": line.trust,
-        });
+        const span = this.#start(
+          SPAN.task,
+          line.timestamp,
+          this.#parentOf(line),
+          taskAttributes(line, this.opts.capsule),
+        );
         const input = content ? this.opts.taskContent?.input(line.task_id) : undefined;
         if (input !== undefined) {
           span.setAttribute(
@@ -210,18 +202,12 @@ export class TraceSpans {
       }
       case "inference": {
         const start = this.#tasks.get(line.task_id)?.lastTs ?? line.timestamp;
-        const span = this.#start(SPAN.inference, start, this.#parentOf(line, line.task_id), {
-          [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,
-          [ATTR_GEN_AI_REQUEST_MODEL]: line.model,
-          [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [line.stop_reason],
-          "mur.turn": line.turn,
-          "mur.decision": line.decision,
-          ...(line.input_tokens !== undefined &&
-            { [ATTR_GEN_AI_USAGE_INPUT_TOKENS]: line.input_tokens }),
-          ...(line.output_tokens !== undefined &&
-            { [ATTR_GEN_AI_USAGE_OUTPUT_TOKENS]: line.output_tokens }),
-          ...(line.tool_name && { [ATTR_GEN_AI_TOOL_NAME]: line.tool_name }),
-        });
+        const span = this.#start(
+          SPAN.inference,
+          start,
+          this.#parentOf(line, line.task_id),
+          inferenceAttributes(line),
+        );
         if (line.error_code || line.error) {
           span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? "error");
           span.setStatus({ code: SpanStatusCode.ERROR, message: line.error ?? line.error_code });
@@ -235,18 +221,7 @@ export class TraceSpans {
           SPAN.toolCall,
           line.timestamp - line.duration_ms,
           this.#parentOf(line, line.task_id),
-          {
-            [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
-            [ATTR_GEN_AI_TOOL_NAME]: line.tool_name,
-            [ATTR_GEN_AI_TOOL_CALL_ID]: line.tool_call_id,
-            "mur.turn": line.turn,
-            "mur.tool.status": line.status,
-            "mur.tool.duration_ms": line.duration_ms,
-            "mur.tool.input_bytes": line.input_bytes,
-            "mur.tool.output_bytes": line.output_bytes,
-            "mur.tool.truncated": line.truncated === true,
-            ...(content && { [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(line.input) }),
-          },
+          toolCallAttributes(line, content),
         );
         if (line.status === "error") {
           span.setAttribute(ATTR_ERROR_TYPE, "tool_error");
@@ -261,15 +236,7 @@ export class TraceSpans {
           SPAN.shell,
           line.timestamp - line.duration_ms,
           this.#parentOf(line, line.task_id),
-          {
-            [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
-            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
-            "mur.turn": line.turn,
-            "mur.shell.duration_ms": line.duration_ms,
-            "mur.shell.stdout_bytes": line.stdout_bytes,
-            "mur.shell.stderr_bytes": line.stderr_bytes,
-            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
-          },
+          shellAttributes(line, content),
         );
         if (line.exit_code !== 0) {
           span.setAttribute(ATTR_ERROR_TYPE, line.exit_code === null ? "killed" : "exit_code");
@@ -287,15 +254,7 @@ export class TraceSpans {
           SPAN.shell,
           line.timestamp - line.duration_ms,
           this.#parentOf(line),
-          {
-            [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
-            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
-            "mur.shell.detached": true,
-            "mur.shell.work_id": line.work_id,
-            "mur.shell.duration_ms": line.duration_ms,
-            "mur.shell.output_bytes": line.output_bytes,
-            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
-          },
+          detachedShellAttributes(line, content),
         );
         if (line.status === "error") span.setStatus({ code: SpanStatusCode.ERROR });
         span.end(line.timestamp);
@@ -343,16 +302,9 @@ export class TraceSpans {
       }
       case "compaction":
       case "compaction_declined": {
-        const declined = line.event_type === "compaction_declined";
-        this.#moment(line, SPAN.compaction, line.task_id, {
-          "mur.turn": line.turn,
-          ...(declined
-            ? { "mur.compaction.declined": true, "mur.compaction.tokens": line.tokens }
-            : {
-              "mur.compaction.tokens_before": line.tokens_before,
-              "mur.compaction.tokens_after": line.tokens_after,
-            }),
-        }).end(line.timestamp);
+        this.#moment(line, SPAN.compaction, line.task_id, compactionAttributes(line)).end(
+          line.timestamp,
+        );
         return;
       }
       case "done_check": {
@@ -360,22 +312,18 @@ export class TraceSpans {
           SPAN.doneCheck,
           line.timestamp - line.duration_ms,
           this.#parentOf(line, line.task_id),
-          {
-            "mur.done_check.passed": line.passed,
-            ...(line.exit_code !== null && { [ATTR_PROCESS_EXIT_CODE]: line.exit_code }),
-            ...(content && { [ATTR_PROCESS_COMMAND_LINE]: line.command }),
-          },
+          doneCheckAttributes(line, content),
         );
         span.end(line.timestamp);
         return;
       }
       case "harness_start": {
-        const span = this.#start(SPAN.harness, line.timestamp, this.#parentOf(line, line.task_id), {
-          "mur.harness.name": line.harness,
-          "mur.harness.driver": line.driver,
-          ...(line.harness_version && { "mur.harness.version": line.harness_version }),
-          [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
-        });
+        const span = this.#start(
+          SPAN.harness,
+          line.timestamp,
+          this.#parentOf(line, line.task_id),
+          harnessAttributes(line),
+        );
         this.#harness.get(line.task_id)?.end(line.timestamp);
         this.#harness.set(line.task_id, span);
         return;
@@ -405,15 +353,7 @@ export class TraceSpans {
       case "task_end": {
         const task = this.#tasks.get(line.task_id);
         if (!task) return;
-        task.span.setAttributes({
-          "mur.task.exit_status": line.exit_status,
-          "mur.task.reopen_count": line.reopen_count,
-          "mur.task.turns": line.turns,
-          "mur.task.input_tokens": line.input_tokens,
-          "mur.task.output_tokens": line.output_tokens,
-          "mur.task.tool_calls": line.tool_calls,
-          "mur.task.shell_calls": line.shell_calls,
-        });
+        task.span.setAttributes(taskEndAttributes(line));
         const output = content ? this.opts.taskContent?.output(line.task_id) : undefined;
         if (output !== undefined) {
           task.span.setAttribute(
@@ -464,8 +404,4 @@ export class TraceSpans {
     this.#session.span.end(at);
     this.#session = null;
   }
-}
-
-function basename(path: string): string {
-  return path.slice(path.lastIndexOf("/") + 1);
 }
