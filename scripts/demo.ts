@@ -215,7 +215,11 @@ async function demo(
   );
   say(`     deno task mur watch      # in the second terminal`);
   say(`     deno task mur stop @1    # ends the capsule`);
-  say(`   or open the ${bold("page:")} address mur run -v prints in a browser: the live page.`);
+  say(
+    `   or follow it in a browser: open the ${
+      bold("page:")
+    } address that mur run -v prints (the live page).`,
+  );
   return capsuleStatus.code;
 }
 
