@@ -219,6 +219,18 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
       n.toLocaleString("en")
     } turns × 8 KiB tool output: ms per turn ${what}, last tenth`;
   ctx.log(`scale: ${n} scripted turns`);
+  // The machine's own drift: the same command spawned from this (small) process every 200 ms
+  // while the session runs, so the first and the last tenth each have a reference taken in the
+  // same seconds (a shared machine's load changes over a run).
+  const probes: { at: number; ms: number }[] = [];
+  let probing = true;
+  const prober = (async () => {
+    while (probing) {
+      const at = Date.now();
+      probes.push({ at, ms: await rawSpawnMs(["bash", "-c", BASH_8K], 1) });
+      await sleep(200);
+    }
+  })();
   let run: SessionRun;
   try {
     run = await runToEnd(dir, "turns", turnsCapsule(n), Math.max(120_000, n * 200));
@@ -227,6 +239,9 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
       ctx.scale.missing(label(w), (e as Error).message);
     }
     return;
+  } finally {
+    probing = false;
+    await prober;
   }
   const { whole, runtime } = turnGaps(run.trace);
   if (whole.length < 10) {
@@ -262,6 +277,39 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
     unit: "ms",
     digits: 1,
   });
+  const inf = run.trace.filter((l) => l.event_type === "inference").map((l) => l.timestamp);
+  const k = Math.max(1, Math.floor((inf.length - 1) / 10));
+  const within = (from: number, to: number) =>
+    median(probes.filter((p) => p.at >= from && p.at <= to).map((p) => p.ms));
+  const early = within(inf[0], inf[k]);
+  const late = within(inf[inf.length - 1 - k], inf[inf.length - 1]);
+  ctx.scale.add({
+    label:
+      "turn overhead: the machine's drift — the same `bash -c` spawned from the bench process every 200 ms during the last tenth",
+    mur: late,
+    base: early,
+    baseLabel: "during the first tenth",
+    unit: "ms",
+    digits: 1,
+  });
+  const [w0, w1] = [tenth(whole, false), tenth(whole, true)];
+  const [t0, t1] = [tenth(tools, false), tenth(tools, true)];
+  const [r0, r1] = [tenth(runtime, false), tenth(runtime, true)];
+  if (w1 / w0 > 1.3) {
+    ctx.scale.facts.push(
+      `What stands in the way of a flat turn: the turn went from ${w0.toFixed(1)} to ${
+        w1.toFixed(1)
+      } ms; the tool call (spawn to result) from ${t0.toFixed(1)} to ${
+        t1.toFixed(1)
+      } ms, mur's own part from ${r0.toFixed(1)} to ${r1.toFixed(1)} ms, and the same command ` +
+        `spawned from the bench process in the same seconds from ${early.toFixed(1)} to ${
+          late.toFixed(1)
+        } ms (${(late / early).toFixed(2)}×: the shared machine's load). mur spawns tools, hooks ` +
+        `and checks with posix_spawn through setsid(1) (src/tools/group_leader.ts): Deno's ` +
+        `\`detached\` spawn forks, and a fork costs more the larger the heap (4.7 ms at 40 MiB ` +
+        `RSS, 8.4 ms at 350 MiB, against 0.5 and 0.7 ms with posix_spawn).`,
+    );
+  }
   if (run.rss.length >= 2) {
     const grew = (run.rss[run.rss.length - 1] - run.rss[0]) / 2 ** 20;
     ctx.scale.facts.push(

@@ -55,6 +55,15 @@ Deno.test("lazy graph: main.ts and mur ps reach no npm package and no Node modul
   }
 });
 
+Deno.test("lazy graph: mur watch reaches one npm package, the SSE parser", async () => {
+  const found = outside(await walked("src/cli/watch.ts")).filter((s) =>
+    !s.startsWith("node:process ")
+  );
+  assert.deepEqual(found.map((s) => s.split(" ")[0].replace(/@[\d.]+$/, "")), [
+    "npm:eventsource-parser",
+  ]);
+});
+
 Deno.test("lazy graph: mur run reaches no AI SDK, MCP SDK, OpenTelemetry or harness code", async () => {
   const g = await walked("src/cli/run.ts");
   const heavy = outside(g).filter((s) =>
