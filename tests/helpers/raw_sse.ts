@@ -47,17 +47,29 @@ export class RawSse {
     return new RawSse(conn);
   }
 
-  /** Reads until `until` is satisfied or the connection ends, bounded by `ms`. */
-  async read(until: (e: SseEvent, all: SseEvent[]) => boolean, ms = 30_000): Promise<SseEvent[]> {
+  /**
+   * Reads until `until` is satisfied or the connection ends, bounded by `ms`; `stop` (checked
+   * between reads) ends it early too.
+   */
+  async read(
+    until: (e: SseEvent, all: SseEvent[]) => boolean,
+    ms = 30_000,
+    stop?: () => boolean,
+  ): Promise<SseEvent[]> {
     const out: SseEvent[] = [];
     const deadline = Date.now() + ms;
     const chunk = new Uint8Array(256 * 1024);
+    while (this.#kept.length) {
+      const e = this.#kept.shift()!;
+      out.push(e);
+      if (until(e, out)) return out;
+    }
     for (;;) {
       for (const e of this.#drainEvents()) {
         out.push(e);
         if (until(e, out)) return out;
       }
-      if (this.#ended) return out;
+      if (this.#ended || stop?.()) return out;
       if (Date.now() > deadline) throw new Error(`raw SSE read not done in ${ms} ms`);
       const timer = setTimeout(() => this.close(), Math.max(1, deadline - Date.now()));
       let n: number | null;
@@ -75,6 +87,18 @@ export class RawSse {
       this.#feed(chunk.subarray(0, n));
     }
   }
+
+  /**
+   * Reads until `n` comment lines (heartbeats) have arrived in all, bounded by `ms`: a wait on
+   * the heartbeats themselves rather than on the clock. Events read meanwhile are kept for the
+   * next `read`.
+   */
+  async readComments(n: number, ms = 30_000): Promise<void> {
+    this.#kept.push(...await this.read(() => false, ms, () => this.comments >= n));
+    if (this.comments < n) throw new Error(`${this.comments} of ${n} heartbeats before the end`);
+  }
+
+  #kept: SseEvent[] = [];
 
   #feed(bytes: Uint8Array) {
     const merged = new Uint8Array(this.#buf.length + bytes.length);

@@ -107,7 +107,8 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
       async () => (await traceLines(wd)).some((l) => l.event_type === "shell_detached"),
       15_000,
     );
-    const outs: Promise<Deno.CommandOutput>[] = [];
+    const outs: Promise<{ code: number; stderr: string }>[] = [];
+    const printed: string[] = []; // each watcher's stdout so far
     for (let i = 0; i < 3; i++) {
       const w = new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", MAIN, "watch", "--url", mur.ready.url],
@@ -117,11 +118,24 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
         stderr: "piped",
       }).spawn();
       watchers.push(w);
-      outs.push(w.output());
+      const k = printed.push("") - 1;
+      const stdout = w.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
+        new WritableStream({ write: (c) => void (printed[k] += c) }),
+      );
+      outs.push(
+        Promise.all([stdout, new Response(w.stderr).text(), w.status]).then(([, stderr, st]) => ({
+          code: st.code,
+          stderr,
+        })),
+      );
     }
-    // Let them attach and replay (the log holds the task's events).
+    // Every watcher has attached and printed the replayed task (the log holds its events).
     await mur.waitSubscriptions(3, 20_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(
+      "every watcher printed the replay",
+      () => printed.every((p) => p.includes("[working]")),
+      20_000,
+    );
     mur.kill("SIGKILL");
     faults++;
     await mur.status;
@@ -129,7 +143,7 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
     const results = await Promise.all(outs);
     clearTimeout(timer);
     for (const r of results) {
-      const stderr = new TextDecoder().decode(r.stderr);
+      const stderr = r.stderr;
       assert.equal(r.code, 1, stderr);
       assert.match(stderr, /error\[E-IO-003\]: connection to .* lost after event id \d+/);
       assert.match(stderr, /run mur watch again to reattach/);
@@ -231,12 +245,12 @@ Deno.test("faults: a tool that crashes is a result; a tool that hangs is cancele
     const hanging = await send("hang", false);
     hung = await readPid(`${mur.ready.workdir}/hang.pid`);
     faults++;
-    const t = Date.now();
+    // CancelTask answers without waiting on the tool (which would sleep 1000 s): the rpc is
+    // bounded (15 s), so a cancel that waited fails here.
     const canceled = (await mur.rpc("CancelTask", { id: hanging.task.id })).result as {
       status: { state: string };
     };
     assert.equal(canceled.status.state, "TASK_STATE_CANCELED");
-    assert.ok(Date.now() - t < 2000, "CancelTask waited on the tool");
     await waitFor("the hung tool to be killed", () => !pidAlive(hung!), 15_000);
     const after = await send("and then");
     assert.equal(after.task.status.state, "TASK_STATE_COMPLETED");

@@ -41,7 +41,7 @@ async function slowestOf(n: number, call: () => Promise<unknown>): Promise<numbe
 
 const HOLD = { tasks: [{ turns: [{ steps: [{ text: "holding" }, { delay_ms: 600_000 }] }] }] };
 
-Deno.test("hostile: clients trickling headers and bodies one byte a second, and an 8 MiB nested body, delay no one", async () => {
+Deno.test("hostile: clients trickling headers and bodies one byte a second, and an 8 MiB nested body: GetTask is answered throughout", async () => {
   const mur = await startMur({
     manifest: { name: "slow", version: "0.1.0" },
     script: HOLD,
@@ -59,20 +59,26 @@ Deno.test("hostile: clients trickling headers and bodies one byte a second, and 
     const req = requestBytes("GetTask", { id: held });
     const headEnd = new TextDecoder().decode(req).indexOf("\r\n\r\n") + 4;
     const trickles: Promise<void>[] = [];
+    const trickled: number[] = []; // bytes each trickling client has sent
     for (let i = 0; i < 40; i++) {
       const conn = await Deno.connect({ hostname: "127.0.0.1", port: mur.port });
       conns.push(conn);
       const start = i < 20 ? 0 : headEnd;
       if (start > 0) await conn.write(req.subarray(0, start));
+      const k = trickled.push(0) - 1;
       trickles.push((async () => {
         for (let at = start; trickling && at < req.length - 1; at++) {
           await conn.write(req.subarray(at, at + 1)).catch(() => {});
+          trickled[k]++;
           await new Promise((r) => setTimeout(r, 1000));
         }
       })());
     }
-    await new Promise((r) => setTimeout(r, 1500));
+    // Every trickle well under way (two bytes each, a second apart) before GetTask is measured.
+    await waitFor("every client trickling", () => trickled.every((n) => n >= 2), 20_000);
     const underTrickle = await slowestOf(100, get);
+    // None of them has finished its request: GetTask was answered while all 40 were half-sent.
+    assert.ok(trickling && trickled.every((n, i) => n < req.length - 1 - (i < 20 ? 0 : headEnd)));
 
     // A body of 8 MiB of '[': refused by its depth before it is parsed, in well under a second.
     const deep = new TextEncoder().encode("[".repeat(8 * 1024 * 1024 - 16));
@@ -102,8 +108,9 @@ Deno.test("hostile: clients trickling headers and bodies one byte a second, and 
         underTrickle.toFixed(1)
       }, during an 8 MiB nested body ${duringDeep.toFixed(1)}`,
     );
-    assert.ok(underTrickle < 500, `a GetTask took ${underTrickle} ms beside the trickling clients`);
-    assert.ok(duringDeep < 1000, `a GetTask took ${duringDeep} ms beside the nested body`);
+    // Every GetTask above was answered (each bounded by the rpc's 15 s) while the trickling
+    // clients and the nested body were in flight; how fast is reported, and claimed only by
+    // `deno task bench` (issue 13: no test asserts a wall-clock duration).
     assert.ok(mur.alive());
   } finally {
     trickling = false;
@@ -246,11 +253,12 @@ Deno.test("hostile: 1,000 idle connections and 1,000 idle watchers are all serve
     for (let i = 0; i < n; i++) {
       idle.push(await Deno.connect({ hostname: "127.0.0.1", port: mur.port }));
     }
-    const t = performance.now();
-    const card = await fetch(mur.base + "/.well-known/agent-card.json");
+    // Served beside them (bounded; how fast is the bench's claim, not this test's).
+    const card = await fetch(mur.base + "/.well-known/agent-card.json", {
+      signal: AbortSignal.timeout(15_000),
+    });
     assert.equal(card.status, 200);
     await card.body?.cancel();
-    assert.ok(performance.now() - t < 2000);
     for (const c of idle) c.close();
     idle.length = 0;
 
@@ -263,8 +271,8 @@ Deno.test("hostile: 1,000 idle connections and 1,000 idle watchers are all serve
       watchers.map((w) => w.read((e) => frameOf(e)?.frame === "connection-ack", 20_000)),
     );
     assert.equal(acks.length, n);
-    // Idle for a few heartbeats (read below, before the task's events).
-    await new Promise((r) => setTimeout(r, 2500));
+    // Idle for a few heartbeats: each watcher reads two before the task starts.
+    await Promise.all(watchers.map((w) => w.readComments(2, 20_000)));
 
     const sent = await mur.rpc("SendMessage", {
       message: { messageId: "hello", role: "ROLE_USER", parts: [{ text: "hi" }] },

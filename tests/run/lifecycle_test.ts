@@ -88,10 +88,9 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
         return tasks[0]?.state === "TASK_STATE_WORKING" ? true : undefined;
       });
       assertEquals(await runningFiles(run.home), [`${sessionId}.json`]);
-      const t0 = Date.now();
       run.signal(sig);
+      // Bounded at 15 s: the 60 s turn was not waited out.
       const end = await run.end(15_000);
-      assert.ok(Date.now() - t0 < 10_000, "the 60 s turn was not waited out");
       assertEquals(end.signal, null, "exited by itself, not killed by the signal");
       assertEquals(end.code, 1, end.stderr);
       assertEquals(end.stdout.trimEnd().split("\n").at(-1), "status: canceled");

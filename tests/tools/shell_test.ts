@@ -307,7 +307,8 @@ Deno.test("shell: a child left running with the pipes open does not hold the res
   const wd = await tempWorkdir();
   let bgPid = 0;
   try {
-    const t0 = Date.now();
+    // Bounded well under the 20 s sleep, and the sleep still alive when the call returned:
+    // the result did not wait for the background child.
     const r = await within(
       tool("bash").call({ command: "sleep 20 & echo $!" }, ctxFor(wd)),
       5000,
@@ -315,7 +316,6 @@ Deno.test("shell: a child left running with the pipes open does not hold the res
     );
     bgPid = Number(/Stdout:\n(\d+)\n/.exec(r.content)?.[1]);
     assert.ok(bgPid > 0, r.content);
-    assert.ok(Date.now() - t0 < 3000, "returned once bash exited, not when sleep did");
     assert.equal(r.exitCode, 0);
     assert.ok(alive(bgPid), "the model's own background job is left alone");
   } finally {
