@@ -259,6 +259,18 @@ export function session(shape: SessionShape): fc.Arbitrary<Session> {
 }
 
 /**
+ * Sessions for the properties of one part (log, wire): every size and kind, no floods (those
+ * exist to make a stalled reader lag, which only the view and the socket have).
+ */
+export const plainSessions: fc.Arbitrary<Session> = fc.oneof(
+  {
+    weight: 2,
+    arbitrary: session({ max: 300, sizes: fc.integer({ min: 0, max: 300 }), burst: 4 }),
+  },
+  { weight: 1, arbitrary: session({ max: 60, sizes: byteSize, burst: 3 }) },
+);
+
+/**
  * The sessions the event-path properties run: many short-payload sessions (ids, replay, joins,
  * every kind), some with the whole size range up to 200 KiB (blocks, own buffers, UTF-8 at the
  * edges), and a few floods of 1–6 KiB events in long bursts, which overflow a stalled reader's

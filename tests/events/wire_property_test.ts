@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { EventLog, type LogEntry } from "../../src/events/log.ts";
 import { acquireWire, Chunk, releaseWire, type Wire } from "../../src/events/wire.ts";
 import { checkProperty } from "../helpers/property.ts";
-import { requestId, sessions } from "./arbitraries.ts";
+import { plainSessions, requestId } from "./arbitraries.ts";
 import { inputOf, referenceBody, referenceEvent } from "./reference.ts";
 
 const enc = new TextEncoder();
@@ -32,7 +32,7 @@ const wireSpec = fc.record({ requestId, activated: fc.boolean() });
 const ask = fc.record({
   wire: fc.nat(),
   back: fc.oneof({ weight: 3, arbitrary: fc.constant(0) }, fc.nat({ max: 600 })),
-  run: fc.nat({ max: 40 }),
+  run: fc.nat({ max: 12 }),
 });
 
 Deno.test("wire property: every frame handed out is the reference's bytes, and stays so", () => {
@@ -40,7 +40,7 @@ Deno.test("wire property: every frame handed out is the reference's bytes, and s
   const runs = checkProperty(
     { name: "wire property", numRuns: 500 },
     fc.property(
-      sessions,
+      plainSessions,
       fc.array(wireSpec, { minLength: 1, maxLength: 4 }),
       fc.array(ask, { maxLength: 400 }),
       (s, specs, asks) => {
