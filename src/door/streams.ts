@@ -120,11 +120,11 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
   const routed = routeMessage(ctx, req.params);
   const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
   if (routed.kind === "retry") {
-    // The same stream again, resumed by the replay rules (Last-Event-ID): nothing new starts.
-    // A task that has ended or waits for input has nothing live to follow: its state is the answer.
+    // The same stream again, resumed by the replay rules (Last-Event-ID): nothing new starts. A
+    // task that has ended replays what the client missed up to its final status, then ends
+    // (view.ts); one that waits for input has nothing live to follow: its state is the answer.
     const snapshot = toA2A(routed.task);
-    const state = routed.task.state;
-    if (isTerminal(state) || state === "TASK_STATE_INPUT_REQUIRED") {
+    if (routed.task.state === "TASK_STATE_INPUT_REQUIRED") {
       return oneEvent(req, { task: snapshot }, ext);
     }
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { collect, frameOf, type SseEvent, streamRequest } from "../helpers/capsule.ts";
-import { call, capsule, message, traceOf } from "./helpers.ts";
+import { call, capsule, message, traceOf, waitTask } from "./helpers.ts";
 
 const SCRIPT = {
   tasks: [
@@ -43,49 +43,83 @@ Deno.test("retry: the same SendMessage twice is one task; the retry changes noth
   }
 });
 
-Deno.test("retry: a SendStreamingMessage cut mid-task and sent again resumes from Last-Event-ID, nothing lost or repeated", async () => {
+const ACTIVATED = {
+  "a2a-extensions": "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
+};
+
+/** The first stream of `msg`, cut by the "network" once five text frames arrived. */
+async function cutStream(base: string, msg: unknown) {
+  const res = await streamRequest(base, "SendStreamingMessage", msg, ACTIVATED);
+  const part = await collect(
+    res,
+    (_, all) => all.filter((e) => frameOf(e)?.frame === "text").length === 5,
+  );
+  const taskId = (part[0].data.result as { task: { id: string } }).task.id;
+  return { part, taskId, lastId: part.filter((e) => e.id !== null).at(-1)!.id! };
+}
+
+const texts = (events: SseEvent[]) =>
+  events.map((e) => frameOf(e)).filter((f) => f?.frame === "text" && !f.final).map((f) => f!.text)
+    .join("");
+
+Deno.test("retry: a SendStreamingMessage cut mid-task and sent again while the task runs resumes from Last-Event-ID", async () => {
+  const cap = await capsule({
+    lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    // Five pieces, then a ten-minute wait the test ends with CancelTask: the task runs throughout.
+    script: {
+      tasks: [{
+        turns: [{ steps: [{ text: "ж✓ ", repeat: 8 }, { text: "never", delay_ms: 600_000 }] }],
+      }],
+    },
+  });
+  try {
+    const msg = message("long answer", { messageId: `m-${crypto.randomUUID()}` });
+    const first = await cutStream(cap.base, msg);
+    const retry = await streamRequest(cap.base, "SendStreamingMessage", msg, {
+      ...ACTIVATED,
+      "last-event-id": String(first.lastId),
+    });
+    const reading = collect(retry, (e) => stateOf(e) === "TASK_STATE_CANCELED");
+    // The task is still running (it waits ten minutes): the retry is its stream, not a new task.
+    assert.equal((await call(cap.base, "ListTasks", {})).json.result.totalSize, 1);
+    await call(cap.base, "CancelTask", { id: first.taskId });
+    const part2 = await reading;
+    assert.equal((part2[0].data.result as { task: { id: string } }).task.id, first.taskId);
+    const ids = [...first.part, ...part2].map((e) => e.id).filter((id) => id !== null);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a! - b!), "no id twice, in order");
+    assert.equal(texts([...first.part, ...part2]), "ж✓ ".repeat(8));
+  } finally {
+    await cap.close();
+  }
+});
+
+Deno.test("retry: a SendStreamingMessage sent again after its task ended replays what was missed up to the final status", async () => {
   const cap = await capsule({
     lifecycle: { task_acceptance: "queue", after_task: "sleep" },
     script: SCRIPT,
   });
   try {
     const msg = message("long answer", { messageId: `m-${crypto.randomUUID()}` });
-    const activated = {
-      "a2a-extensions": "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
-    };
-    // The first stream: read until five text frames arrived, then the "network" cuts it.
-    const res1 = await streamRequest(cap.base, "SendStreamingMessage", msg, activated);
-    const part1 = await collect(
-      res1,
-      (_, all) => all.filter((e) => frameOf(e)?.frame === "text").length === 5,
-    );
-    const taskId = (part1[0].data.result as { task: { id: string } }).task.id;
-    const lastId = part1.filter((e) => e.id !== null).at(-1)!.id!;
-    // The retry, with the last id it got.
-    const res2 = await streamRequest(cap.base, "SendStreamingMessage", msg, {
-      ...activated,
-      "last-event-id": String(lastId),
+    const first = await cutStream(cap.base, msg);
+    await waitTask(cap.base, first.taskId, (t) => t.status.state === "TASK_STATE_COMPLETED");
+    const retry = await streamRequest(cap.base, "SendStreamingMessage", msg, {
+      ...ACTIVATED,
+      "last-event-id": String(first.lastId),
     });
-    const part2 = await collect(res2, (e) => stateOf(e) === "TASK_STATE_COMPLETED");
-    assert.equal((part2[0].data.result as { task: { id: string } }).task.id, taskId);
-    const ids = [...part1, ...part2].map((e) => e.id).filter((id) => id !== null) as number[];
-    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a - b), "no id twice, in order");
+    const part2 = await collect(retry); // it ends by itself at the final status
+    assert.equal(stateOf(part2.at(-1)!), "TASK_STATE_COMPLETED");
+    const ids = [...first.part, ...part2].map((e) => e.id).filter((id) => id !== null);
+    assert.deepEqual(ids, [...new Set(ids)].sort((a, b) => a! - b!), "no id twice, in order");
     // Every event of the task, as a watch from 0 sees them, reached the client once.
     const watch = await collect(
       await streamRequest(cap.base, "murmur.WatchSession", {}),
       (e) => stateOf(e) === "TASK_STATE_COMPLETED",
     );
-    const mine = watch.filter((e) => e.id !== null).map((e) => e.id);
-    assert.deepEqual(ids, mine);
-    const text = [...part1, ...part2].map((e) => frameOf(e)).filter((f) =>
-      f?.frame === "text" && !f.final
-    )
-      .map((f) => f!.text).join("");
-    assert.equal(text, "ж✓ ".repeat(40));
+    assert.deepEqual(ids, watch.filter((e) => e.id !== null).map((e) => e.id));
+    assert.equal(texts([...first.part, ...part2]), "ж✓ ".repeat(40));
     assert.equal((await call(cap.base, "ListTasks", {})).json.result.totalSize, 1);
-    // Sent again once the task has ended: its final state, one event, and the stream ends.
-    const res3 = await streamRequest(cap.base, "SendStreamingMessage", msg);
-    const ended = await collect(res3);
+    // Without Last-Event-ID: the ended task alone, one event, and the stream ends.
+    const ended = await collect(await streamRequest(cap.base, "SendStreamingMessage", msg));
     assert.equal(ended.length, 1);
     assert.equal(
       (ended[0].data.result as { task: { status: { state: string } } }).task.status.state,
