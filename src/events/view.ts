@@ -21,8 +21,9 @@ import { newId } from "../ids.ts";
 import type { ConnectionFrame } from "./frames.ts";
 import { STREAM_URI } from "./frames.ts";
 import { type Beating, type HeartbeatWheel, heartbeatWheel } from "./heartbeat.ts";
-import type { EventLog, LogEntry } from "./log.ts";
+import type { LogEntry } from "./log.ts";
 import type { Subscription, SubscriptionListener } from "./subscription.ts";
+import { ConnectionFault, METHOD, type ViewOptions } from "./view_options.ts";
 import { acquireWire, Chunk, releaseWire, TAIL, type Wire } from "./wire.ts";
 
 const enc = new TextEncoder();
@@ -41,59 +42,11 @@ const WRITE_BUFFER: QueuingStrategy<Uint8Array> = {
   size: (chunk) => chunk.byteLength,
 };
 
-export type ViewKind = "send" | "subscribe" | "watch";
-
-const METHOD: Record<ViewKind, string> = {
-  send: "SendStreamingMessage",
-  subscribe: "SubscribeToTask",
-  watch: "murmur.WatchSession",
-};
-
-/**
- * What a faulted connection's stream is errored with (its fault is already on stderr, said once,
- * by the view): the HTTP layer ends the response with it and need not report it again.
- */
-export class ConnectionFault extends Error {
-  constructor(readonly line: string, options?: ErrorOptions) {
-    super(line, options);
-    this.name = "ConnectionFault";
-  }
-}
-
 /** Numbers connections for stderr lines (two clients may send the same request id). */
 let opened = 0;
 
-/** What a task stream needs to know about its task when it lost events (lagged recovery). */
-export interface TaskProbe {
-  state(): TaskState;
-  /**
-   * The task's ending as GetTask reports it: the response artifact (if any) and terminal status.
-   */
-  ending(): StreamResponse[];
-  /** The INPUT_REQUIRED status carrying the prompt. */
-  inputRequired(): StreamResponse;
-}
-
-export interface ViewOptions {
-  kind: ViewKind;
-  log: EventLog;
-  /** The JSON-RPC request id, echoed verbatim in every event. */
-  requestId: string | number;
-  /** Activated connections receive murmur frames (always on watch). */
-  activated: boolean;
-  heartbeatMs: number;
-  /** Task streams: the task's id and its probe. */
-  taskId?: string;
-  probe?: TaskProbe;
-  /** The unnumbered opening event: the `task` (task streams). */
-  opening?: StreamResponse;
-  /** Watch: the connection-ack frame's conversation mode. */
-  conversationMode?: "stateless" | "threaded";
-  /** `Last-Event-ID`, when the request carried a numeric one. */
-  lastEventId?: number;
-  /** stderr line for lagged connections. */
-  warn(line: string): void;
-}
+export { ConnectionFault } from "./view_options.ts";
+export type { TaskProbe, ViewKind, ViewOptions } from "./view_options.ts";
 
 /** Builds the SSE body for one connection. Call synchronously right after the task snapshot. */
 export function openView(o: ViewOptions): ReadableStream<Uint8Array> {
