@@ -28,6 +28,7 @@ import {
 import { Faults } from "./faults.ts";
 import { endEveryTask, rejectQueued, SessionTotals } from "./session_end.ts";
 import { decides, type SessionStatus, sessionStatusOf, Verdict } from "./session_status.ts";
+import { sessionStartEvent, sessionStartFields } from "./session_start.ts";
 import { Wakeup } from "./wakeup.ts";
 
 export type { SessionStatus };
@@ -150,26 +151,11 @@ export class Session {
   /** Writes session_start and runs on-session-start hooks. */
   async begin(fields: Partial<TraceFieldsOf["session_start"]> = {}): Promise<void> {
     this.#started = this.#clock();
-    const m = this.manifest;
     this.#sessionEvt = this.trace.write("session_start", null, {
-      capsule_name: m.name,
-      capsule_version: m.version,
-      model: this.#opts.driver.model,
-      max_turns: m.inference.maxTurns,
-      max_session_tokens: m.inference.maxSessionTokens ?? null,
-      capabilities: m.capabilities.shell.allow.length ? ["shell"] : [],
-      tools_declared: this.#opts.tools.specs().map((t) => t.name),
-      resumed_from: this.#opts.resume?.fromSession ?? null,
-      context_id: this.#opts.resume?.contextId ?? this.#opts.contextId ?? null,
-      system_prompt_source: m.inference.systemPromptSource,
+      ...sessionStartFields(this.#opts),
       ...fields,
     });
-    await this.#opts.hooks.sessionStart({
-      capsule_name: m.name,
-      capsule_version: m.version,
-      session_id: this.id,
-      model: this.#opts.driver.model,
-    });
+    await this.#opts.hooks.sessionStart(sessionStartEvent(this.#opts));
   }
 
   get sessionEventId(): string {

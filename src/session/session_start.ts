@@ -1,0 +1,32 @@
+/**
+ * What the session's start writes (README "Running a capsule"): the `session_start` trace line's
+ * fields and the on-session-start hook's event, read from the manifest and the launch options.
+ */
+import type { TraceFieldsOf } from "../trace_events.ts";
+import type { SessionStartEvent } from "./hooks_api.ts";
+import type { SessionOptions } from "./session_api.ts";
+
+export function sessionStartFields(opts: SessionOptions): TraceFieldsOf["session_start"] {
+  const m = opts.manifest;
+  return {
+    capsule_name: m.name,
+    capsule_version: m.version,
+    model: opts.driver.model,
+    max_turns: m.inference.maxTurns,
+    max_session_tokens: m.inference.maxSessionTokens ?? null,
+    capabilities: m.capabilities.shell.allow.length ? ["shell"] : [],
+    tools_declared: opts.tools.specs().map((t) => t.name),
+    resumed_from: opts.resume?.fromSession ?? null,
+    context_id: opts.resume?.contextId ?? opts.contextId ?? null,
+    system_prompt_source: m.inference.systemPromptSource,
+  };
+}
+
+export function sessionStartEvent(opts: SessionOptions): SessionStartEvent {
+  return {
+    capsule_name: opts.manifest.name,
+    capsule_version: opts.manifest.version,
+    session_id: opts.id,
+    model: opts.driver.model,
+  };
+}
