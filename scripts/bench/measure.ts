@@ -5,7 +5,7 @@
  */
 import type { Loadgen } from "./loadgen_client.ts";
 import type { RequestSpec, RunResult, StreamJob } from "./loadgen.ts";
-import { rssBytes, sampleRss } from "./procs.ts";
+import { cpuUs, rssBytes, sampleRss } from "./procs.ts";
 import type { Column, Measure, Results } from "./results.ts";
 
 export interface Plan {
@@ -161,4 +161,25 @@ export async function stallMiB(
     await ctx.lg.release();
     await sleep(200);
   }
+}
+
+/**
+ * Runs one flood and records the server's CPU per delivered event (µs) under `cpu<k>`: the time
+ * its threads were on a CPU over the whole run (producing the events included: the raw limit's
+ * are pre-built), over every event every client counted (procs.ts cpuUs, in nanoseconds).
+ */
+export async function withCpu(
+  ctx: Ctx,
+  c: Column,
+  k: number,
+  pid: number,
+  run: () => Promise<RunResult>,
+): Promise<RunResult> {
+  const before = cpuUs(pid);
+  const r = await run();
+  const after = cpuUs(pid);
+  if (r.ok && r.events > 0 && Number.isFinite(before) && Number.isFinite(after)) {
+    ctx.res.add(c, `cpu${k}` as Measure, (after - before) / r.events);
+  }
+  return r;
 }

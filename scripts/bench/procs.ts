@@ -158,6 +158,23 @@ export function cpuMs(pid: number): number {
   }
 }
 
+/**
+ * CPU time a pid's threads have been on a CPU, in µs (Linux /proc/<pid>/task/<tid>/schedstat,
+ * nanoseconds; threads that already exited are not counted), or NaN. Unlike /proc/<pid>/stat's
+ * 10 ms ticks, fine enough for a flood that costs the raw server 20 ms.
+ */
+export function cpuUs(pid: number): number {
+  try {
+    let ns = 0;
+    for (const t of Deno.readDirSync(`/proc/${pid}/task`)) {
+      ns += Number(Deno.readTextFileSync(`/proc/${pid}/task/${t.name}/schedstat`).split(" ")[0]);
+    }
+    return ns / 1000;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Resident set size of a pid in bytes (Linux /proc), or NaN. */
 export function rssBytes(pid: number): number {
   try {

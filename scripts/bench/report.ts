@@ -31,6 +31,9 @@ function rows(plan: Plan): Row[] {
     out.push({ label: `${label} — SubscribeToTask`, measure, mur: "mur-sub", better, digits });
   };
   for (const k of plan.ks) both(`events/s delivered, K=${k}`, `tp${k}` as Measure, "higher", 0);
+  for (const k of plan.ks) {
+    both(`server CPU µs per delivered event, K=${k}`, `cpu${k}` as Measure, "lower", 2);
+  }
   const p = `K=${plan.paced.k}, ${plan.paced.rate} ev/s`;
   both(`latency p50 ms (${p})`, "p50", "lower", 2);
   both(`latency p99 ms (${p})`, "p99", "lower", 2);
@@ -163,6 +166,19 @@ function goals(res: Results, plan: Plan): string[] {
       }.`,
     );
   }
+  for (const c of ["mur-watch", "mur-sub"] as Mur[]) {
+    const per = plan.ks.map((k) => {
+      const q = m(c, `cpu${k}` as Measure) / m("raw", `cpu${k}` as Measure);
+      return `K=${k} ${Number.isFinite(q) ? `${q.toFixed(2)}×` : "—"}`;
+    });
+    out.push(
+      `Server CPU per delivered event, mur over the raw limit (${
+        c === "mur-sub" ? "SubscribeToTask" : "WatchSession"
+      }; what the limit costs is what the runtime costs to write the same bytes from a pre-built buffer, which no client ceiling hides): ${
+        per.join(", ")
+      }.`,
+    );
+  }
   const idle = m("mur-watch", "idleKiB");
   const idleRaw = m("raw", "idleKiB");
   out.push(
@@ -272,6 +288,9 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   fresh process to the next); under a stalled reader, the peak sampled every 20 ms during the run over the RSS before it,
   after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
   working size on its first large flood whether or not a reader stalls: that is not the reader's cost).
+  Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
+  nanoseconds) over a whole throughput flood, over every event every client counted — the raw limit writes
+  pre-built bytes, so this is what the runtime costs for the same bytes, and no client ceiling hides it.
   Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round. Cold
   start: spawn to the readiness line (raw and SDK: their own one-line readiness print on listen).
 
@@ -307,6 +326,7 @@ function perRound(res: Results, plan: Plan): string {
     "replayMs",
     "coldMs",
     "lg100",
+    ...plan.ks.map((k) => `cpu${k}` as Measure),
   ];
   const lines = [
     `| measure | ${cols.join(" | ")} |`,

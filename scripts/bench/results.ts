@@ -14,6 +14,10 @@ export type Measure =
   | "stallSmallMiB"
   | "replayMs"
   | "coldMs"
+  /** Server CPU time per delivered event over a flood, µs: no client ceiling hides it. */
+  | "cpu1"
+  | "cpu10"
+  | "cpu100"
   /** The load generator's CPU time during a K=100 flood, % of its window (is it the ceiling?). */
   | "lg100";
 

@@ -16,6 +16,7 @@ import {
   idleKiB,
   REPLAY_TRIES,
   stallMiB,
+  withCpu,
 } from "./measure.ts";
 import { median } from "./stats.ts";
 import { kill, SpawnError, spawnReady } from "./procs.ts";
@@ -226,7 +227,13 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
           ctx,
           "mur-watch",
           m,
-          await lg.run({ ...base, k, request: watch(), trigger: sendTrigger(kind) }),
+          await withCpu(
+            ctx,
+            "mur-watch",
+            k,
+            s.pid,
+            () => lg.run({ ...base, k, request: watch(), trigger: sendTrigger(kind) }),
+          ),
           n,
         );
         seen(r.maxId);
@@ -241,7 +248,13 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
           ctx,
           "mur-sub",
           m,
-          await lg.run({ ...base, k, request: subscribe(id) }),
+          await withCpu(
+            ctx,
+            "mur-sub",
+            k,
+            s.pid,
+            () => lg.run({ ...base, k, request: subscribe(id) }),
+          ),
           n,
         );
         seen(r.maxId);

@@ -8,6 +8,7 @@ import {
   type Plan,
   REPLAY_TRIES,
   stallMiB,
+  withCpu,
 } from "./measure.ts";
 import { median } from "./stats.ts";
 import { kill, spawnReady } from "./procs.ts";
@@ -68,7 +69,10 @@ export async function roundRaw(ctx: Ctx): Promise<void> {
         // The limit is so fast that the common N would be over in milliseconds: it streams
         // more events (same bytes each) so its window is as long as the others'.
         const n = rawFloodN(plan, k);
-        const r = checkRun(await lg.run({ ...base, k, trigger: start(n, 0) }), n + 1);
+        const r = checkRun(
+          await withCpu(ctx, "raw", k, s.pid, () => lg.run({ ...base, k, trigger: start(n, 0) })),
+          n + 1,
+        );
         res.add("raw", m, r.rate);
         if (k === kMax && Number.isFinite(r.lgBusy)) res.add("raw", "lg100", r.lgBusy!);
       });
