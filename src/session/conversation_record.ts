@@ -23,13 +23,26 @@ function legacyPath(sessionDir: string, contextId: string): string {
 }
 
 /**
- * What is on disk for each record this process writes: how many messages, and the first and last
- * of them (a message is never changed once in a conversation, so the same objects at both ends
- * mean the history only grew).
+ * What is on disk for each record this process writes: how many messages, the first and last of
+ * them (a message is never changed once in a conversation, so the same objects at both ends mean
+ * the history only grew), and the file's size (a record removed or cut by someone else is written
+ * whole again rather than appended to).
  */
-const written = new Map<string, { count: number; first: unknown; last: unknown }>();
+const written = new Map<
+  string,
+  { count: number; first: unknown; last: unknown; bytes: number }
+>();
 
+const enc = new TextEncoder();
 const line = (m: ConversationMessage) => JSON.stringify(m) + "\n";
+
+function sizeOf(path: string): number {
+  try {
+    return Deno.statSync(path).size;
+  } catch {
+    return -1;
+  }
+}
 
 /** Best effort: a record that cannot be written costs a resume its history, nothing else. */
 export function saveConversation(
@@ -42,21 +55,28 @@ export function saveConversation(
   try {
     const grew = was !== undefined && messages.length >= was.count &&
       (was.count === 0 ||
-        (messages[0] === was.first && messages[was.count - 1] === was.last));
+        (messages[0] === was.first && messages[was.count - 1] === was.last)) &&
+      sizeOf(path) === was.bytes;
+    let bytes: number;
     if (grew) {
+      bytes = was.bytes;
       if (messages.length > was.count) {
-        const text = messages.slice(was.count).map(line).join("");
-        Deno.writeTextFileSync(path, text, { append: true });
+        const text = enc.encode(messages.slice(was.count).map(line).join(""));
+        Deno.writeFileSync(path, text, { append: true });
+        bytes += text.length;
       }
     } else {
       Deno.mkdirSync(`${sessionDir}/conversation`, { recursive: true });
-      Deno.writeTextFileSync(`${path}.tmp`, messages.map(line).join(""));
+      const text = enc.encode(messages.map(line).join(""));
+      Deno.writeFileSync(`${path}.tmp`, text);
       Deno.renameSync(`${path}.tmp`, path);
+      bytes = text.length;
     }
     written.set(path, {
       count: messages.length,
       first: messages[0],
       last: messages[messages.length - 1],
+      bytes,
     });
   } catch {
     // see above; the next save rewrites the whole record

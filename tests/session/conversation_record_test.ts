@@ -28,16 +28,32 @@ Deno.test("conversation record: a history that grew is appended to, not rewritte
   await withDir((dir) => {
     const messages = [user("a"), user("b")];
     saveConversation(dir, "ctx_grow", messages);
-    // Mark the first line on disk: a save that rewrote the file would lose the mark.
+    // Mark the first line on disk (same size, so it reads as the file this process wrote): a save
+    // that rewrote the file would lose the mark.
     const path = recordPath(dir, "ctx_grow");
     const [, second] = Deno.readTextFileSync(path).split("\n");
-    Deno.writeTextFileSync(path, `${JSON.stringify(user("MARK"))}\n${second}\n`);
+    Deno.writeTextFileSync(path, `${JSON.stringify(user("Z"))}\n${second}\n`);
     messages.push(user("c"), { role: "assistant", text: "d", toolCalls: [] });
     saveConversation(dir, "ctx_grow", messages);
     const lines = Deno.readTextFileSync(path).split("\n");
     assert.equal(lines.length, 5, "four lines and the final newline");
-    assert.deepEqual(JSON.parse(lines[0]), user("MARK"), "the first lines were left alone");
+    assert.deepEqual(JSON.parse(lines[0]), user("Z"), "the first lines were left alone");
     assert.deepEqual(loadConversation(dir, "ctx_grow")!.messages.slice(1), messages.slice(1));
+  });
+});
+
+Deno.test("conversation record: a record removed or cut by someone else is written whole again", async () => {
+  await withDir((dir) => {
+    const messages = [user("a"), user("b ✓")];
+    saveConversation(dir, "ctx_gone", messages);
+    Deno.removeSync(recordPath(dir, "ctx_gone"));
+    messages.push(user("c"));
+    saveConversation(dir, "ctx_gone", messages);
+    assert.deepEqual(loadConversation(dir, "ctx_gone"), { messages, torn: null });
+    Deno.truncateSync(recordPath(dir, "ctx_gone"), 3);
+    messages.push(user("d"));
+    saveConversation(dir, "ctx_gone", messages);
+    assert.deepEqual(loadConversation(dir, "ctx_gone"), { messages, torn: null });
   });
 });
 
