@@ -56,6 +56,8 @@ export const DIAGNOSTICS = {
     "the workdir holds a live session: one session runs in a workdir at a time (names the session and its pid)",
   "E-RUN-040":
     "the session ran and a deciding task did not complete: names the task and its final status message",
+  "E-RUN-045":
+    "a capsule mur starts as a child (a formation member, a delegated child) did not come up: it could not start, exited or printed something else before its readiness line, or gave none in time (quotes its last stderr lines)",
   "E-RUN-048": "the session holds no such task (`mur cancel`)",
   "E-RUN-049":
     "the task cannot be canceled: it has ended (the door answered `-32002`); nothing was changed",

@@ -28,6 +28,7 @@ import {
 
 export { FLAGS, USAGE } from "./run_inputs.ts";
 import { killAllGroups } from "../process_groups.ts";
+import { hasLifeline, LIFELINE_GRACE_MS, watchLifeline } from "../crew/lifeline.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
@@ -252,25 +253,38 @@ export async function runCommand(args: string[]): Promise<number> {
   // SIGTERM / SIGINT end the session cleanly; a second signal exits at once. Installed before the
   // running record and the announcement: a caller may signal as soon as it reads the url line.
   let signals = 0;
+  // The second signal cannot wait for the teardown: every process group this session started
+  // (hooks, tools, detached shells, a harness) is killed, the trace closed with session_end, the
+  // record and the workdir lock removed, the status line printed.
+  const exitNow = (code: number) => {
+    killAllGroups();
+    const status = session.abortNow();
+    removeRunningRecordSync(sessionId);
+    lock.release();
+    report(status);
+    Deno.exit(code);
+  };
   const onSignal = (code: number) => () => {
     signals++;
-    if (signals > 1) {
-      // The second signal cannot wait for the teardown: every process group this session
-      // started (hooks, tools, detached shells, a harness) is killed, the trace closed with
-      // session_end, the record and the workdir lock removed, the status line printed.
-      killAllGroups();
-      const status = session.abortNow();
-      removeRunningRecordSync(sessionId);
-      lock.release();
-      report(status);
-      Deno.exit(code);
-    }
+    if (signals > 1) exitNow(code);
     session.shutdown();
   };
   const term = onSignal(143);
   const int = onSignal(130);
   Deno.addSignalListener("SIGTERM", term);
   Deno.addSignalListener("SIGINT", int);
+  // Started by another mur (a formation member, a delegated child): its stdin closing means the
+  // starter ended, and the session winds down as after a first SIGTERM (src/crew/lifeline.ts).
+  if (hasLifeline()) {
+    watchLifeline(() => {
+      console.error(
+        "[mur run] lifeline closed: the formation or the parent ended; ending the session",
+      );
+      session.shutdown();
+      const t = setTimeout(() => exitNow(143), LIFELINE_GRACE_MS);
+      Deno.unrefTimer(t);
+    });
+  }
 
   // Rewritten with the door's address; the first write (before the door) already proved the
   // folder writable, so a failure here costs the model the address line only.
