@@ -69,6 +69,8 @@ export const DIAGNOSTICS = {
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
   "W-OTEL-001":
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
+  "W-PUSH-001":
+    "push notifications were not delivered: given up after their retries, dropped from a full queue, or left when the session ended (counts; the trace's `push_end` lines name each event)",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",
   "W-SEC-031": "the harness bills an API key, not a subscription",
   "W-SEC-032": "the door listens off loopback without `network.authentication`",
@@ -102,7 +104,8 @@ export const RPC_ERRORS = {
   pushNotificationNotSupported: {
     code: -32003,
     reason: "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    meaning: "a push-notification method: this door sends no push notifications",
+    meaning:
+      "a push-notification method, or a send with a push config, on a door whose manifest leaves push off",
   },
   unsupportedOperation: {
     code: -32004,

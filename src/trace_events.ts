@@ -286,9 +286,60 @@ interface HarnessSessionLines {
   };
 }
 
+/** Push notifications (src/push/, README "Push notifications"). */
+interface PushLines {
+  /** A push config made (or replaced: same caller, task and id) or deleted; `url` is its origin. */
+  push_config: {
+    task_id: string;
+    config_id: string;
+    action: "created" | "replaced" | "deleted";
+    url: string;
+    activated: boolean;
+  };
+  /** A config's queue was full: its oldest waiting events were dropped, never sent. */
+  push_dropped: {
+    task_id: string;
+    config_id: string;
+    dropped: number;
+    first_event_id: number;
+    last_event_id: number;
+    queue_depth: number;
+  };
+  /** One event was not delivered: its attempts ran out, or the answer said not to retry. */
+  push_gave_up: {
+    task_id: string;
+    config_id: string;
+    event_id: number;
+    attempts: number;
+    error: string;
+  };
+  /**
+   * A config's deliveries are over (the session ended, or the config was deleted): what it
+   * delivered, gave up, dropped, and the ids of the events it never sent.
+   */
+  push_end: {
+    task_id: string;
+    config_id: string;
+    url: string;
+    how: "drained" | "deleted" | "session_ended";
+    delivered: number;
+    gave_up: number;
+    dropped: number;
+    undelivered: number;
+    undelivered_event_ids: number[];
+  };
+}
+
 /** Every trace line's fields, by `event_type`. */
 export interface TraceFieldsOf
-  extends TaskLines, TurnLines, ToolLines, SessionLines, HarnessLines, HarnessSessionLines {}
+  extends
+    TaskLines,
+    TurnLines,
+    ToolLines,
+    SessionLines,
+    HarnessLines,
+    HarnessSessionLines,
+    PushLines {}
 
 export type TraceEventType = keyof TraceFieldsOf;
 

@@ -17,14 +17,38 @@ export const DOOR_METHODS = [
 
 export type DoorMethod = (typeof DOOR_METHODS)[number];
 
-/** Methods reached by another method's scope: a long poll reads what a watch reads. */
-const SCOPE_OF: Partial<Record<DoorMethod, DoorMethod>> = {
+/**
+ * A2A's push-notification methods (README "Push notifications"): served when the manifest turns
+ * push on (`network.push_notifications.enabled`), answered PushNotificationNotSupported otherwise.
+ */
+export const PUSH_METHODS = [
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+] as const;
+
+export type PushMethod = (typeof PUSH_METHODS)[number];
+
+export function isPushMethod(method: string): method is PushMethod {
+  return (PUSH_METHODS as readonly string[]).includes(method);
+}
+
+/**
+ * Methods reached by another method's scope: a long poll reads what a watch reads, and a push
+ * config is a subscription to a task's events delivered by POST.
+ */
+const SCOPE_OF: Partial<Record<DoorMethod | PushMethod, DoorMethod>> = {
   "murmur.PollSession": "murmur.WatchSession",
+  CreateTaskPushNotificationConfig: "SubscribeToTask",
+  GetTaskPushNotificationConfig: "SubscribeToTask",
+  ListTaskPushNotificationConfigs: "SubscribeToTask",
+  DeleteTaskPushNotificationConfig: "SubscribeToTask",
 };
 
 /** The scope a credential needs to call `method`. */
-export function scopeOf(method: DoorMethod): DoorMethod {
-  return SCOPE_OF[method] ?? method;
+export function scopeOf(method: DoorMethod | PushMethod): DoorMethod {
+  return SCOPE_OF[method] ?? (method as DoorMethod);
 }
 
 /** The scopes a credential can hold (README "Authentication"). */

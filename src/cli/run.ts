@@ -34,6 +34,7 @@ import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts"
 import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
 import { pathError } from "../path_errors.ts";
+import { PushNotifications } from "../push/push.ts";
 import { backgroundResult } from "../tools/background.ts";
 import type { Tool } from "../tools/types.ts";
 
@@ -167,7 +168,29 @@ export async function runCommand(args: string[]): Promise<number> {
     holdCancelStatus: isHarnessDriver(driver),
     warn: (line) => console.error(line),
     otel: otel ?? undefined,
+    push: { finish: () => finishPush() },
   });
+  // Push notifications (README "Push notifications"): on when the manifest says so and the
+  // capsule takes tasks; deliveries drain when the session ends (finishPush).
+  const pushConfig = manifest.network.pushNotifications;
+  const push = pushConfig && manifest.lifecycle.taskAcceptance !== "none"
+    ? await PushNotifications.create({
+      manifest: pushConfig,
+      log: session.log,
+      trace: (type, fields) => session.trace.write(type, session.sessionEventId, fields),
+      retryBaseMs: pushRetryBaseMs(),
+    })
+    : null;
+  async function finishPush(): Promise<void> {
+    if (!push) return;
+    const t = await push.finish();
+    if (t.undelivered + t.dropped + t.gaveUp > 0) {
+      console.error(warningLine(
+        "W-PUSH-001",
+        `push notifications not delivered: ${t.gaveUp} given up, ${t.dropped} dropped from a full queue, ${t.undelivered} left when the session ended; the trace's push_end lines name them`,
+      ));
+    }
+  }
   // No silent death (README "Running a capsule"): an error nobody caught, anywhere in this process
   // from here on, ends the session as every other way out does (Session.fault: E-RUN-050).
   let faultSeen!: () => void;
@@ -227,6 +250,7 @@ export async function runCommand(args: string[]): Promise<number> {
       heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
       warn: (line) => console.error(line),
       ready,
+      push,
     });
   } catch (e) {
     session.trace.close();
@@ -300,6 +324,7 @@ export async function runCommand(args: string[]): Promise<number> {
     address: door.address,
     tokens: door.tokens,
     otel: otel?.config,
+    pushSecret: push?.secret,
   };
   await recordRunning(announced);
   announce(announced, v);
@@ -338,4 +363,13 @@ export async function runCommand(args: string[]): Promise<number> {
   function report(status: SessionStatus): void {
     reportStatus(status, session, { json: v.json, sessionId, workdir });
   }
+}
+
+/**
+ * `MURMUR_PUSH_RETRY_BASE_MS`: the first retry's wait of a push delivery (README "Environment");
+ * absent or not a positive number: the default (src/push/deliveries.ts).
+ */
+function pushRetryBaseMs(): number | undefined {
+  const n = Number(Deno.env.get("MURMUR_PUSH_RETRY_BASE_MS"));
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }

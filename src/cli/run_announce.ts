@@ -19,6 +19,8 @@ export interface Announced {
   tokens: Record<string, string> | null;
   /** Where spans go and which setting said so, when they are exported (src/otel/config.ts). */
   otel?: { url: string; source: string };
+  /** The push signing secret, when push is on (README "Push notifications"). */
+  pushSecret?: string;
 }
 
 /** The running record; one that cannot be written leaves the session reachable by URL only. */
@@ -57,6 +59,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
       workdir: a.workdir.root,
       session_dir: a.workdir.session,
       ...(a.tokens ? { tokens: a.tokens } : {}),
+      ...(a.pushSecret ? { push_secret: a.pushSecret } : {}),
     }));
     return;
   }

@@ -2,7 +2,7 @@
  * The agent card (README "The door"): serialized once at launch. The public card of an
  * authenticated door drops the capsule extension; the extended card keeps it.
  */
-import { DOOR_METHODS } from "../a2a/methods.ts";
+import { DOOR_METHODS, PUSH_METHODS } from "../a2a/methods.ts";
 import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
 
@@ -19,8 +19,13 @@ export interface CardInput {
 
 export const BASE_METHODS: readonly string[] = DOOR_METHODS;
 
-export function doorMethods(authenticated: boolean): string[] {
-  return authenticated ? [...BASE_METHODS, "GetExtendedAgentCard"] : [...BASE_METHODS];
+/** The methods a door answers: push ones when the manifest turns push on. */
+export function doorMethods(authenticated: boolean, push = false): string[] {
+  return [
+    ...BASE_METHODS,
+    ...(push ? PUSH_METHODS : []),
+    ...(authenticated ? ["GetExtendedAgentCard"] : []),
+  ];
 }
 
 export function streamFrames(process: boolean): string[] {
@@ -42,6 +47,8 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
   const m = c.manifest;
   const authenticated = m.network.authentication !== undefined;
   const accepts = m.lifecycle.taskAcceptance !== "none";
+  // README "Push notifications": the manifest's switch, and only on a door that takes tasks.
+  const push = m.network.pushNotifications !== undefined && accepts;
   const door = {
     uri: DOOR_URI,
     description:
@@ -49,7 +56,7 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     required: false,
     // Peer tasks need no consent here: `x-murmur-task-origin: peer` is honoured (peer lane)
     // whenever the door takes tasks at all.
-    params: { methods: doorMethods(authenticated), peerTasks: accepts },
+    params: { methods: doorMethods(authenticated, push), peerTasks: accepts },
   };
   const capsule = {
     uri: CAPSULE_URI,
@@ -86,7 +93,7 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     }],
     capabilities: {
       streaming: accepts && c.streamsText,
-      pushNotifications: false,
+      pushNotifications: push,
       extendedAgentCard: authenticated,
       extensions,
     },

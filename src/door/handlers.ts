@@ -4,7 +4,7 @@
  * without a handler here does not compile. Unary methods answer one JSON-RPC body; the three
  * stream methods answer an SSE response (streams.ts).
  */
-import type { DoorMethod } from "../a2a/methods.ts";
+import type { DoorMethod, PushMethod } from "../a2a/methods.ts";
 import { rpcResult } from "./jsonrpc.ts";
 import {
   type CallContext,
@@ -16,13 +16,19 @@ import {
   stopSession,
 } from "./methods.ts";
 import { pollSession } from "./poll.ts";
+import {
+  createPushConfig,
+  deletePushConfig,
+  getPushConfig,
+  listPushConfigs,
+} from "./push_methods.ts";
 import { json } from "./responses.ts";
 import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
 
 /**
  * Every method a door can serve: the scoped ones, and the extended card of an authenticated door.
  */
-export type RpcMethod = DoorMethod | "GetExtendedAgentCard";
+export type RpcMethod = DoorMethod | PushMethod | "GetExtendedAgentCard";
 
 /** One call that passed every check (rpc_checks.ts). */
 export interface RpcCall {
@@ -35,10 +41,10 @@ export type Handler = (call: RpcCall) => Response | Promise<Response>;
 
 /** A unary method: its result in one JSON-RPC body. */
 function unary(
-  method: (ctx: CallContext, params: Record<string, unknown>) => unknown,
+  method: (ctx: CallContext, params: Record<string, unknown>, headers: Headers) => unknown,
 ): Handler {
   return async ({ ctx, stream }) =>
-    json(200, rpcResult(stream.id, await method(ctx, stream.params)));
+    json(200, rpcResult(stream.id, await method(ctx, stream.params, stream.headers)));
 }
 
 export const HANDLERS: Record<RpcMethod, Handler> = {
@@ -52,6 +58,11 @@ export const HANDLERS: Record<RpcMethod, Handler> = {
   "murmur.StopSession": unary((ctx) => stopSession(ctx)),
   "murmur.PollSession": unary(pollSession),
   GetExtendedAgentCard: unary((ctx) => extendedCard(ctx)),
+  // Push (push_methods.ts): served when the manifest turns push on, else PushNotificationNotSupported.
+  CreateTaskPushNotificationConfig: unary(createPushConfig),
+  GetTaskPushNotificationConfig: unary(getPushConfig),
+  ListTaskPushNotificationConfigs: unary(listPushConfigs),
+  DeleteTaskPushNotificationConfig: unary(deletePushConfig),
 };
 
 /** The handler of `method`, or null when no door serves it. */

@@ -13,6 +13,8 @@ import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { fenced, type IncomingMessage, readMessage } from "./message.ts";
 import type { SeenMessages } from "./retries.ts";
+import type { PushNotifications } from "../push/push.ts";
+import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
 
 export interface CallContext {
   session: Session;
@@ -23,6 +25,8 @@ export interface CallContext {
   caller: string;
   /** The door's memory of the messages it took (retries.ts). */
   seen: SeenMessages;
+  /** The session's push notifications; absent or null: push is off (push_methods.ts). */
+  push?: PushNotifications | null;
 }
 
 /** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
@@ -156,6 +160,7 @@ function returnImmediately(params: Record<string, unknown>): boolean {
 export async function sendMessage(
   ctx: CallContext,
   params: Record<string, unknown>,
+  headers: Headers = new Headers(),
 ): Promise<{ task: Task }> {
   const routed = routeMessage(ctx, params);
   const immediate = returnImmediately(params);
@@ -164,8 +169,12 @@ export async function sendMessage(
     if (!immediate) await settled(ctx, routed.task);
     return { task: toA2A(routed.task) };
   }
+  const inline = await readInlinePush(ctx, params, headers);
+  checkInlineTask(inline, routed.msg.taskId);
+  const after = ctx.session.log.lastId;
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
+    if (inline) attachInlinePush(ctx, inline, routed.task, after);
     const answered = toA2A(routed.task);
     if (!immediate) await settled(ctx, routed.task);
     return { task: immediate ? answered : toA2A(routed.task) };
@@ -174,6 +183,7 @@ export async function sendMessage(
     throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
   }
   const res = submitNew(ctx, routed.msg);
+  if (inline) attachInlinePush(ctx, inline, res.task, after);
   if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
   await settled(ctx, res.task);
   return { task: toA2A(res.task) };

@@ -4,12 +4,12 @@
  * envelope, `A2A-Version`, the method, the caller's scope, `params`. Each step answers the
  * request or passes it on; the handler receives only a request every step passed.
  */
-import { type DoorMethod, scopeOf } from "../a2a/methods.ts";
+import { type DoorMethod, isPushMethod, type PushMethod, scopeOf } from "../a2a/methods.ts";
+import { pushNotSupported } from "./push_methods.ts";
 import type { Grant } from "./auth.ts";
 import { readCapped, tooLarge } from "./body.ts";
 import type { Gate } from "./gate.ts";
 import {
-  a2aError,
   checkVersion,
   type Envelope,
   parseEnvelope,
@@ -65,29 +65,16 @@ const version: Step<RpcRequest> = ({ req, env }) => {
   if (refused) return json(200, rpcErrorBody(env!.id, refused));
 };
 
-/**
- * A2A's push-notification methods (docs/protocol.md "Refusals"). The card says `pushNotifications: false`, and
- * A2A asks such an agent to answer every one of them PushNotificationNotSupported (TCK
- * JSONRPC-SSE-002), not method-not-found.
- */
-const PUSH_METHODS = new Set([
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-]);
-
 /** A method this door serves; a public door knows GetExtendedAgentCard but serves no card. */
 function known(methods: ReadonlySet<string>): Step<RpcRequest> {
   return ({ env }) => {
     if (methods.has(env!.method)) return;
     const refusal = env!.method === "GetExtendedAgentCard"
       ? unsupported("this agent serves no extended agent card")
-      : PUSH_METHODS.has(env!.method)
-      ? a2aError(
-        "pushNotificationNotSupported",
-        "Push notifications are not supported: this agent's card says pushNotifications: false; follow the task with SubscribeToTask or murmur.WatchSession",
-      )
+      // A2A asks an agent whose card says pushNotifications: false to answer every push
+      // method PushNotificationNotSupported (TCK JSONRPC-SSE-002), not method-not-found.
+      : isPushMethod(env!.method)
+      ? pushNotSupported()
       : rpcError("methodNotFound", "Method not found");
     return json(200, rpcErrorBody(env!.id, refusal));
   };
@@ -98,7 +85,7 @@ function scope(gate: Gate): Step<RpcRequest> {
   return ({ env, grant }) =>
     env!.method === "GetExtendedAgentCard"
       ? undefined
-      : gate.require(grant, scopeOf(env!.method as DoorMethod));
+      : gate.require(grant, scopeOf(env!.method as DoorMethod | PushMethod));
 }
 
 const params: Step<RpcRequest> = ({ env }) => {

@@ -18,6 +18,7 @@ import type { CallContext } from "./methods.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
+import type { PushNotifications } from "../push/push.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
 
 export { BODY_CAP_BYTES } from "./body.ts";
@@ -46,6 +47,8 @@ export interface DoorOptions {
   warn(line: string): void;
   /** Requests wait for this before they are handled (the launch is being registered). */
   ready?: Promise<void>;
+  /** Push notifications, when the manifest turns them on (src/push/push.ts). */
+  push?: PushNotifications | null;
 }
 
 export interface Door {
@@ -64,7 +67,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
   const gate = new Gate(auth, manifest.name);
   // Filled in once the port is known (the card names it); no request is served before.
   const cards = { publicBody: "", extendedValue: null as unknown, etag: "", modified: "" };
-  const checks = rpcChecks(new Set(doorMethods(auth !== null)), gate);
+  const push = o.push ?? null;
+  const checks = rpcChecks(new Set(doorMethods(auth !== null, push !== null)), gate);
 
   const handle = async (req: Request): Promise<Response> => {
     if (o.ready) await o.ready;
@@ -103,6 +107,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       extendedCard: cards.extendedValue,
       caller: grant?.credential ?? "",
       seen,
+      push,
     };
   };
 

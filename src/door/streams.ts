@@ -11,6 +11,7 @@ import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
 import { invalidParams, RpcError, rpcResult, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, deliverReply, routeMessage, submitNew } from "./methods.ts";
+import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
 
 export interface StreamRequest {
   id: string | number;
@@ -111,7 +112,7 @@ function oneEvent(req: StreamRequest, result: StreamResponse, ext: string[]): Re
   );
 }
 
-export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
+export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promise<Response> {
   if (!ctx.session.acceptsTasks) {
     throw unsupported(
       "this capsule does not stream: its lifecycle.task_acceptance is none, so it takes no tasks",
@@ -129,12 +130,17 @@ export function sendStreaming(ctx: CallContext, req: StreamRequest): Response {
     }
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
   }
+  const inline = await readInlinePush(ctx, req.params, req.headers);
+  checkInlineTask(inline, routed.msg.taskId);
+  const after = ctx.session.log.lastId;
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
+    if (inline) attachInlinePush(ctx, inline, routed.task, after);
     const snapshot = toA2A(routed.task);
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
   }
   const res = submitNew(ctx, routed.msg);
+  if (inline) attachInlinePush(ctx, inline, res.task, after);
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
     return oneEvent(req, { task: toA2A(res.task) }, ext);

@@ -62,6 +62,14 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       ...(doc.network?.internal_port !== undefined && {
         internalPort: doc.network.internal_port,
       }),
+      ...(doc.network?.push_notifications?.enabled && {
+        pushNotifications: {
+          allowPrivate: doc.network.push_notifications.allow_private ?? false,
+          ...(doc.network.push_notifications.secret !== undefined && {
+            secret: doc.network.push_notifications.secret,
+          }),
+        },
+      }),
       ...(auth && {
         authentication: {
           scheme: DEFAULTS.authScheme,

@@ -261,8 +261,35 @@ const contextSchema = mapping({
     .optional(),
 });
 
+/** `true`/`false`, also as text through `${NAME}` expansion. */
+const bool = () =>
+  z.preprocess(
+    (v) => v === "true" ? true : v === "false" ? false : v,
+    z.boolean({ error: "must be true or false" }),
+  );
+
+/**
+ * A Standard Webhooks signing secret: `whsec_` and the base64 of at least 24 random bytes
+ * (README "Push notifications").
+ */
+const webhookSecret = () =>
+  nonEmpty().refine((v) => {
+    const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(v);
+    if (!m) return false;
+    try {
+      return atob(m[1]).length >= 24;
+    } catch {
+      return false;
+    }
+  }, { error: "must be whsec_ followed by the base64 of at least 24 random bytes" });
+
 const networkSchema = mapping({
   internal_port: int(1, 65535, "must be a port number between 1 and 65535").optional(),
+  push_notifications: mapping({
+    enabled: bool(),
+    allow_private: bool().optional(),
+    secret: webhookSecret().optional(),
+  }).optional(),
   authentication: mapping({
     scheme: oneOf(["bearer"]).optional(),
     credentials: z.record(
@@ -272,13 +299,6 @@ const networkSchema = mapping({
     ).optional(),
   }).optional(),
 });
-
-/** `true`/`false`, also as text through `${NAME}` expansion. */
-const bool = () =>
-  z.preprocess(
-    (v) => v === "true" ? true : v === "false" ? false : v,
-    z.boolean({ error: "must be true or false" }),
-  );
 
 /** The OTLP/HTTP base URL spans go to (`<url>/v1/traces`): http or https, nothing else. */
 const otlpUrl = () =>

@@ -84,6 +84,15 @@ export interface Credential {
 export interface NetworkConfig {
   internalPort?: number;
   authentication?: { scheme: "bearer"; credentials: Credential[] };
+  /** `network.push_notifications` (README "Push notifications"); absent: push is off. */
+  pushNotifications?: PushConfig;
+}
+
+export interface PushConfig {
+  /** Deliveries to loopback, link-local and private addresses (default false: refused). */
+  allowPrivate: boolean;
+  /** The signing secret (`whsec_…`); absent: a new one per session. */
+  secret?: string;
 }
 
 export interface CapabilitiesConfig {

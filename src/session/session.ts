@@ -430,6 +430,7 @@ export class Session {
     const durationMs = this.#clock() - this.#started;
     await this.#opts.hooks.sessionEnd(this.#totals.record(durationMs, this.status));
     await this.#opts.hooks.drain();
+    await this.#opts.push?.finish();
     if (this.#opts.otel) {
       // The last spans go out (bounded wait) and their count is in the trace before session_end.
       const report = await this.#opts.otel.finish(this.#clock(), this.status);

@@ -37,6 +37,11 @@ export interface SessionOptions {
   clock?: () => number;
   /** OpenTelemetry export (src/otel/export.ts): sees every trace line, flushed at the end. */
   otel?: Pick<OtelExport, "line" | "finish">;
+  /**
+   * Push notifications (src/push/push.ts): drained at the end, after the last task event and
+   * before `otel_export` and `session_end`, so what was not delivered is in the trace.
+   */
+  push?: { finish(): Promise<unknown> };
 }
 
 export interface SubmitRequest {

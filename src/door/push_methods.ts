@@ -1,0 +1,176 @@
+/**
+ * The push-notification methods (README "Push notifications"; A2A v1.0 §1.2 of
+ * shared/reference/a2a-facts.md): Create, Get, List and Delete of a task's
+ * `TaskPushNotificationConfig`, and `configuration.taskPushNotificationConfig` on a send. With
+ * push off every one answers PushNotificationNotSupported (the method check answers first, rpc_checks.ts; these
+ * answer the same for a binding that reaches them another way). Configs are the caller's own.
+ */
+import type { TaskRecord } from "../session/task_record.ts";
+import { configJson, readConfigFields, readConfigId, readTaskId } from "../push/configs.ts";
+import type { PushConfig } from "../push/configs.ts";
+import type { PushNotifications } from "../push/push.ts";
+import { a2aError, invalidParams, param, type RpcError, taskNotFound } from "./jsonrpc.ts";
+import type { CallContext } from "./methods.ts";
+import { activates } from "./streams.ts";
+
+export function pushNotSupported(): RpcError {
+  return a2aError(
+    "pushNotificationNotSupported",
+    "Push notifications are not supported: this agent's card says pushNotifications: false; follow the task with SubscribeToTask or murmur.WatchSession",
+  );
+}
+
+function pushOf(ctx: CallContext): PushNotifications {
+  if (!ctx.push) throw pushNotSupported();
+  return ctx.push;
+}
+
+/** The task a push method names, or TaskNotFound. */
+function taskOf(ctx: CallContext, params: Record<string, unknown>, method: string): TaskRecord {
+  const id = readTaskId(params, method);
+  const task = ctx.session.registry.get(id);
+  if (!task) throw taskNotFound(id);
+  return task;
+}
+
+export async function createPushConfig(
+  ctx: CallContext,
+  params: Record<string, unknown>,
+  headers: Headers,
+) {
+  const push = pushOf(ctx);
+  const task = taskOf(ctx, params, "CreateTaskPushNotificationConfig");
+  const fields = await readConfigFields(params, {
+    where: "params",
+    allowPrivate: push.allowPrivate,
+    resolve: push.resolve,
+  });
+  const c: PushConfig = {
+    ...fields,
+    taskId: task.id,
+    caller: ctx.caller,
+    activated: activates(headers),
+  };
+  push.put(c);
+  return configJson(c);
+}
+
+export function getPushConfig(ctx: CallContext, params: Record<string, unknown>) {
+  const push = pushOf(ctx);
+  const task = taskOf(ctx, params, "GetTaskPushNotificationConfig");
+  const id = readConfigId(params, "GetTaskPushNotificationConfig");
+  const c = push.store.get(task.id, ctx.caller, id);
+  if (!c) throw configNotFound(task.id, id);
+  return configJson(c);
+}
+
+export function listPushConfigs(ctx: CallContext, params: Record<string, unknown>) {
+  const push = pushOf(ctx);
+  const task = taskOf(ctx, params, "ListTaskPushNotificationConfigs");
+  const size = param(params, "pageSize");
+  if (
+    size !== undefined && size !== null &&
+    !(typeof size === "number" && Number.isInteger(size) && size >= 0 && size <= 2 ** 31 - 1)
+  ) {
+    throw invalidParams("Invalid params: pageSize must be a non-negative integer");
+  }
+  const token = param(params, "pageToken");
+  if (token !== undefined && token !== null && typeof token !== "string") {
+    throw invalidParams("Invalid params: pageToken must be a string");
+  }
+  // A task holds at most 16 configs: one page always holds them all, so no token is issued.
+  if (typeof token === "string" && token !== "") {
+    throw invalidParams(
+      "Invalid params: pageToken is not a nextPageToken this door issued; start again without it",
+    );
+  }
+  return { configs: push.store.list(task.id, ctx.caller).map(configJson) };
+}
+
+/** Idempotent: deleting a config that is not there answers `{}` too (its task must exist). */
+export function deletePushConfig(ctx: CallContext, params: Record<string, unknown>) {
+  const push = pushOf(ctx);
+  const task = taskOf(ctx, params, "DeleteTaskPushNotificationConfig");
+  const id = readConfigId(params, "DeleteTaskPushNotificationConfig");
+  push.delete(task.id, ctx.caller, id);
+  return {};
+}
+
+function configNotFound(taskId: string, id: string): RpcError {
+  return a2aError(
+    "taskNotFound",
+    `Push notification config not found: task ${taskId} has no config ${id} of yours`,
+    { taskId, configId: id },
+  );
+}
+
+/** A send's inline config, read and checked before anything is started. */
+export interface InlinePush {
+  fields: Awaited<ReturnType<typeof readConfigFields>>;
+  taskId?: string;
+  activated: boolean;
+}
+
+/**
+ * `configuration.taskPushNotificationConfig` of SendMessage / SendStreamingMessage, or null when
+ * absent. Refused like a Create (invalid params naming the field, PushNotificationNotSupported with push off) before the message
+ * is taken, so a refusal starts nothing.
+ */
+export async function readInlinePush(
+  ctx: CallContext,
+  params: Record<string, unknown>,
+  headers: Headers,
+): Promise<InlinePush | null> {
+  const cfg = param(params, "configuration");
+  if (typeof cfg !== "object" || cfg === null || Array.isArray(cfg)) return null;
+  const raw = param(cfg as Record<string, unknown>, "taskPushNotificationConfig");
+  if (raw === undefined || raw === null) return null;
+  const push = pushOf(ctx);
+  const where = "configuration.taskPushNotificationConfig";
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw invalidParams(`Invalid params: ${where} must be a TaskPushNotificationConfig object`);
+  }
+  const obj = raw as Record<string, unknown>;
+  const taskId = param(obj, "taskId");
+  if (taskId !== undefined && taskId !== null && typeof taskId !== "string") {
+    throw invalidParams(`Invalid params: ${where}.taskId must be a string`);
+  }
+  const fields = await readConfigFields(obj, {
+    where,
+    allowPrivate: push.allowPrivate,
+    resolve: push.resolve,
+  });
+  return {
+    fields,
+    ...(typeof taskId === "string" && taskId !== "" ? { taskId } : {}),
+    activated: activates(headers),
+  };
+}
+
+/**
+ * The inline config starts on the task the send went to, with the events after `after` (the
+ * log's last id before the send): the receiver sees the task from the send on.
+ */
+export function attachInlinePush(
+  ctx: CallContext,
+  inline: InlinePush,
+  task: TaskRecord,
+  after: number,
+): void {
+  pushOf(ctx).put({
+    ...inline.fields,
+    taskId: task.id,
+    caller: ctx.caller,
+    activated: inline.activated,
+  }, after);
+}
+
+/** An inline config's taskId must be empty or the task the message goes to. */
+export function checkInlineTask(inline: InlinePush | null, taskId: string | undefined): void {
+  if (!inline || inline.taskId === undefined) return;
+  if (inline.taskId !== taskId) {
+    throw invalidParams(
+      `Invalid params: configuration.taskPushNotificationConfig.taskId ${inline.taskId} is not the task this message goes to; leave it empty`,
+    );
+  }
+}
