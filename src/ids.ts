@@ -7,7 +7,7 @@
  * the process's default source (the real clock), for the places that have no session.
  */
 
-export type IdPrefix = "ses" | "tsk" | "ctx" | "msg" | "evt" | "wrk";
+export type IdPrefix = "ses" | "tsk" | "ctx" | "msg" | "evt" | "wrk" | "mcl" | "dlg";
 
 export class IdSource {
   #lastMs = 0;
@@ -57,4 +57,4 @@ export function newId(prefix: IdPrefix): string {
   return DEFAULT.next(prefix);
 }
 
-export const ID_PATTERN = /^(ses|tsk|ctx|msg|evt|wrk)_[0-9a-f]{32}$/;
+export const ID_PATTERN = /^(ses|tsk|ctx|msg|evt|wrk|mcl|dlg)_[0-9a-f]{32}$/;

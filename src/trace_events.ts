@@ -237,6 +237,68 @@ interface SessionLines {
 }
 
 /**
+ * Work a task handed off to other capsules (README "Crews"; src/crew/). Every line names the
+ * calling task; a call's lines name the member's task too (`member_task_id`), whose own trace has
+ * `a2a_task_received.message_id` = `msg_<call_id>`, so the two traces join both ways.
+ */
+interface CrewLines {
+  /** The member's queue was full: offered again later. */
+  member_call_busy: {
+    task_id: string;
+    call_id: string;
+    member: string;
+    offer: number;
+    waited_ms: number;
+    message: string;
+  };
+  /** The member took the task. */
+  member_call_start: { task_id: string; call_id: string; member: string; member_task_id: string };
+  /** The call's answer: once per call. */
+  member_call: {
+    task_id: string;
+    call_id: string;
+    member: string;
+    member_task_id?: string;
+    status: string;
+    duration_ms: number;
+    output: string;
+    truncated: boolean;
+    busy_offers: number;
+  };
+  /** A child capsule runs the delegated task. */
+  delegation_start: {
+    task_id: string;
+    delegation_id: string;
+    capsule: string;
+    child_session_id: string;
+    child_workdir: string;
+    child_task_id: string;
+  };
+  /** The delegation's outcome: once per delegation. */
+  delegation: {
+    task_id: string;
+    delegation_id: string;
+    capsule: string;
+    child_session_id: string | null;
+    child_task_id?: string;
+    duration_ms: number;
+    outcome: string;
+    output: string;
+    truncated: boolean;
+  };
+  /** The task goes on with the answers that arrived (one round). */
+  task_continued: {
+    task_id: string;
+    member_calls: string[];
+    delegations: string[];
+    waited_ms: number;
+    turns_remaining: number;
+  };
+  /** `end-without-answer` was accepted. */
+  no_answer: { task_id: string; reason: string };
+}
+
+/**
  * The `harness_*` lines of the process transport, as the harness runner yields them (a
  * `trace` part, src/drivers/harness.ts); the session adds `task_id` when it writes them.
  */
@@ -339,7 +401,8 @@ export interface TraceFieldsOf
     SessionLines,
     HarnessLines,
     HarnessSessionLines,
-    PushLines {}
+    PushLines,
+    CrewLines {}
 
 export type TraceEventType = keyof TraceFieldsOf;
 

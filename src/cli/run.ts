@@ -14,6 +14,12 @@ import type { Manifest } from "../manifest/types.ts";
 import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
 import { lossReport, markLost, type ResumePlan } from "../session/resume.ts";
 import { requestInputTool } from "../session/request_input.ts";
+import { crewCallees } from "../crew/crew_file.ts";
+import {
+  callMemberTool,
+  DEFAULT_DEADLINE_SECS,
+  endWithoutAnswerTool,
+} from "../session/crew_tools.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
 import { removeRunningRecord, removeRunningRecordSync } from "./running_records.ts";
 import { announce, recordRunning, reportStatus } from "./run_announce.ts";
@@ -215,6 +221,21 @@ export async function runCommand(args: string[]): Promise<number> {
     );
     toolbox.register(tool);
     sessionTools.set(tool.name, tool);
+  }
+  // A crew member that may call others (README "Crews"): the launcher names its callees.
+  const callees = crewCallees((name) => Deno.env.get(name));
+  if (callees.length > 0) {
+    const deps = {
+      registry: session.registry,
+      trace: () => session.trace,
+      callees,
+      crewFile: Deno.env.get("MURMUR_CREW_FILE"),
+      deadlineSecs: manifest.lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS,
+    };
+    for (const tool of [callMemberTool(deps), endWithoutAnswerTool(deps)]) {
+      toolbox.register(tool);
+      sessionTools.set(tool.name, tool);
+    }
   }
   // MURMUR.md (the model's onboarding file) is written before the door binds, so a workdir that
   // cannot take it fails the launch with a coded error and nothing started.

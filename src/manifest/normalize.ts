@@ -38,6 +38,9 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       maxTaskReopens: lc.max_task_reopens ?? DEFAULTS.maxTaskReopens,
       shellGraceSecs: lc.shell_grace_secs ?? DEFAULTS.shellGraceSecs,
       ...(lc.input_timeout_secs !== undefined && { inputTimeoutSecs: lc.input_timeout_secs }),
+      ...(lc.delegation_deadline_secs !== undefined && {
+        delegationDeadlineSecs: lc.delegation_deadline_secs,
+      }),
       ...(lc.keep_working && {
         keepWorking: {
           limit: lc.keep_working.limit ?? DEFAULTS.keepWorkingLimit,

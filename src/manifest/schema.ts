@@ -241,6 +241,7 @@ const lifecycleSchema = mapping({
   max_task_reopens: nonNegInt().optional(),
   shell_grace_secs: num((n) => n >= 0, "must be a number of seconds >= 0").optional(),
   input_timeout_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
+  delegation_deadline_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
   keep_working: mapping({
     limit: nonNegInt().optional(),
     message: nonEmpty(),

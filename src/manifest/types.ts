@@ -65,6 +65,8 @@ export interface LifecycleConfig {
   maxTaskReopens: number; // default 1
   shellGraceSecs: number; // default 10
   inputTimeoutSecs?: number; // absent = forever
+  /** How long a call-member call or a delegation may take, offering included (absent = 600). */
+  delegationDeadlineSecs?: number;
   keepWorking?: KeepWorking;
   doneCheck?: DoneCheck;
 }

@@ -1,10 +1,11 @@
 /**
  * What happens when the model stops (a turn with no tool calls, or a harness ending its run):
  * the attempt completes, unless a continuation has one more user message for it. Both
- * transports ask here, so a reason to go on is written once: today `lifecycle.keep_working`
- * (README "Hooks and the session loop"); work the task still waits on (answers that arrive after
- * the turn ended) is one more `Continuation` in the list the loop builds.
+ * transports ask here, so a reason to go on is written once: work the task handed off (member
+ * answers and delegation outcomes that arrive after the turn ended; README "Crews"), then
+ * `lifecycle.keep_working` (README "Hooks and the session loop").
  */
+import { answersMessage, continuingStatus, waitingStatus } from "../crew/answers_message.ts";
 import { recordWorking } from "./facts.ts";
 import type { LoopDeps, TaskRun } from "./task_run.ts";
 
@@ -60,6 +61,45 @@ export function keepWorking(d: LoopDeps): Continuation {
         status: `keep working ${c.nudges} of ${kw.limit}`,
       });
       return Promise.resolve(kw.message);
+    },
+  };
+}
+
+/**
+ * Work the task handed off (`call-member`, `delegate-task`; README "Crews"): once the model
+ * stops with turns left, wait until every call and delegation has ended (WORKING `waiting on …`
+ * while some are out), then go on once with every answer in one user message (`continuing with
+ * …`). Answers that all arrived during the turn need no wait and write no waiting status.
+ */
+export function handedOffWork(d: LoopDeps): Continuation {
+  return {
+    async next(run, _reply, parent) {
+      const { task, counters: c } = run;
+      const work = task.handedOff;
+      const signal = task.abort.signal;
+      if (!work || !work.pending() || signal.aborted) return null;
+      // No turn left to read the answers: the loop's end stops what is still out.
+      if (c.turns >= d.manifest.inference.maxTurns) return null;
+      const waitStarted = d.clock();
+      await work.settle(signal, (o) => {
+        d.registry.status(task, "TASK_STATE_WORKING", waitingStatus(o));
+      });
+      if (signal.aborted) return null;
+      const round = work.takeArrived();
+      if (round.length === 0) return null;
+      recordWorking(d, task, {
+        line: "task_continued",
+        parent,
+        fields: {
+          task_id: task.id,
+          member_calls: round.filter((w) => w.kind === "call").map((w) => w.id),
+          delegations: round.filter((w) => w.kind === "delegation").map((w) => w.id),
+          waited_ms: d.clock() - waitStarted,
+          turns_remaining: d.manifest.inference.maxTurns - c.turns,
+        },
+        status: continuingStatus(round),
+      });
+      return answersMessage(round);
     },
   };
 }

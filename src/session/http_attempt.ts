@@ -17,6 +17,7 @@ import {
   type AttemptEnd,
   failedEnd,
   type LoopDeps,
+  noAnswerEnd,
   type TaskRun,
 } from "./task_run.ts";
 import type { CallRunner } from "./tool_pipeline.ts";
@@ -172,6 +173,8 @@ export class HttpAttempt implements Attempt {
       if (signal.aborted) return { kind: "canceled" };
       messages.push({ role: "tool", results });
       saveConversation(this.d.workdir.session, task.contextId, messages);
+      // `end-without-answer` ends the attempt once the turn's calls are done, with no more turns.
+      if (task.noAnswer !== undefined) return noAnswerEnd(task.noAnswer);
     }
   }
 

@@ -13,7 +13,8 @@ import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
 import { IdSource } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
-import { type Continuation, keepWorking } from "./continuation.ts";
+import { HandedOff } from "../crew/handed_off.ts";
+import { type Continuation, handedOffWork, keepWorking } from "./continuation.ts";
 import { saveConversation } from "./conversation_record.ts";
 import { HarnessAttempt } from "./harness_attempt.ts";
 import { HttpAttempt } from "./http_attempt.ts";
@@ -64,7 +65,7 @@ export class TaskLoop {
     this.#d = d;
     const pipeline = new ToolPipeline(d);
     // What may continue an attempt once the model stops, in order (continuation.ts).
-    const continuations: Continuation[] = [keepWorking(d)];
+    const continuations: Continuation[] = [handedOffWork(d), keepWorking(d)];
     // The one place the transport matters: which kind of attempt the driver runs.
     this.#attempt = isHarnessDriver(o.driver)
       ? new HarnessAttempt(d, o.driver, pipeline, continuations)
@@ -86,6 +87,7 @@ export class TaskLoop {
     });
     const counters = new TaskCounters();
     counters.lastTurnEvt = taskEvt;
+    task.handedOff = new HandedOff(taskEvt, task.abort.signal);
 
     const threaded = manifest.lifecycle.conversation === "threaded";
     const resumed = task.contextId === d.resumedContext && task.source === "task_md";
@@ -118,6 +120,10 @@ export class TaskLoop {
       break;
     }
 
+    // Work still out when the task ends (no turn left, failed, canceled) is stopped and its
+    // cancels sent before the task's end is recorded (README "Crews").
+    task.handedOff.stopAll(end.kind === "canceled" ? "canceled" : "ended");
+    await task.handedOff.drained();
     saveConversation(d.workdir.session, task.contextId, messages);
     if (threaded && exitStatus === "ok") d.histories.set(task.contextId, messages);
     this.#finish(task, end, exitStatus, threaded);

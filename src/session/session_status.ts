@@ -18,6 +18,8 @@ export type SessionStatus =
 export function sessionStatusOf(exit: ExitStatus): SessionStatus {
   switch (exit) {
     case "ok":
+    // A task that ended without an answer said so to its caller: it is not the session's failure.
+    case "no_answer":
       return "ok";
     case "max_turns_reached":
       return "max_turns_reached";

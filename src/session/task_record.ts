@@ -4,6 +4,7 @@
  */
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
+import type { HandedOff } from "../crew/handed_off.ts";
 
 /** Queue lanes (README "The door": user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
@@ -60,6 +61,13 @@ export interface TaskRecord {
   readonly attachments: Map<string, StoredImage>;
   /** Raised to cancel the running attempt. */
   readonly abort: AbortController;
+  /** Calls and delegations this task handed off (README "Crews"); the loop sets it at start. */
+  handedOff?: HandedOff;
+  /**
+   * `end-without-answer` was accepted: the reason. The attempt ends after the turn's tool calls;
+   * the task fails with it and GetTask says `metadata.murmur.noAnswer: true`.
+   */
+  noAnswer?: string;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
   /** Resolves when the task reaches a terminal state. */
@@ -109,6 +117,9 @@ export function toA2A(task: TaskRecord, includeArtifacts = true): Task {
       });
     }
     if (artifacts.length > 0) out.artifacts = artifacts;
+  }
+  if (task.noAnswer !== undefined && task.state === "TASK_STATE_FAILED") {
+    out.metadata = { murmur: { noAnswer: true } };
   }
   return out;
 }

@@ -99,6 +99,8 @@ export interface AttemptEnd {
   message?: string;
   /** What out/result.txt holds when the attempt did not complete. */
   result?: string;
+  /** `end-without-answer` ended it (a failed attempt whose exit status is `no_answer`). */
+  noAnswer?: boolean;
 }
 
 /** One attempt of a task: from its newest user message until the model stops or it fails. */
@@ -112,7 +114,8 @@ export type ExitStatus =
   | "max_turns_reached"
   | "spend_ceiling_reached"
   | "reopen_budget_exhausted"
-  | "canceled";
+  | "canceled"
+  | "no_answer";
 
 export function exitOf(end: AttemptEnd): ExitStatus {
   switch (end.kind) {
@@ -125,13 +128,18 @@ export function exitOf(end: AttemptEnd): ExitStatus {
     case "spend":
       return "spend_ceiling_reached";
     default:
-      return "failed";
+      return end.noAnswer ? "no_answer" : "failed";
   }
 }
 
 /** An attempt that failed with `message`; result.txt says `error: <message>`. */
 export function failedEnd(message: string): AttemptEnd {
   return { kind: "failed", message, result: `error: ${message}` };
+}
+
+/** `end-without-answer` was accepted with `reason` (README "Crews"). */
+export function noAnswerEnd(reason: string): AttemptEnd {
+  return { kind: "failed", message: reason, result: `no answer: ${reason}`, noAnswer: true };
 }
 
 /** The task's working directory and cancel signal, as tools receive them. */

@@ -1,0 +1,163 @@
+/**
+ * Following a member's task to its end over the member's own `SubscribeToTask` stream (our
+ * protocol, docs/protocol.md), resuming with `Last-Event-ID` when the connection drops, so no
+ * event is missed and none is polled for. Once a terminal status arrives, one `GetTask` reads the
+ * ended task whole (its `response` artifact is the answer). A task that already ended is refused
+ * by SubscribeToTask (src/door/streams.ts) and read with GetTask straight away.
+ */
+import { isTerminal, type TaskState } from "../a2a/types.ts";
+import { errorMessage } from "../errors.ts";
+import { sseEvents } from "../watch/sse.ts";
+import type { CrewMember } from "./crew_file.ts";
+import { describeFailure, memberHeaders, memberRpc } from "./member_door.ts";
+
+export type Followed =
+  /** The ended task as GetTask answers it. */
+  | { kind: "ended"; task: Record<string, unknown> }
+  /** The member stopped answering (killed, gone): two reconnects in a row failed. */
+  | { kind: "lost"; why: string }
+  /** `signal` was raised (deadline, the caller's task ended). */
+  | { kind: "stopped" };
+
+/** Connections in a row that may fail before the member counts as gone. */
+const LOST_AFTER = 2;
+
+export async function followMemberTask(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  signal: AbortSignal,
+): Promise<Followed> {
+  let lastId: string | undefined;
+  let failures = 0;
+  let lastWhy = "";
+  for (;;) {
+    if (signal.aborted) return { kind: "stopped" };
+    const opened = await openStream(m, trust, taskId, lastId, signal);
+    if (opened.kind === "ended") return await readEnded(m, trust, taskId, signal);
+    if (opened.kind === "gone") return { kind: "lost", why: opened.why };
+    if (opened.kind === "stream") {
+      const seen = await readStream(opened.body, (id) => (lastId = id));
+      if (seen.progressed) failures = 0;
+      if (seen.terminal) return await readEnded(m, trust, taskId, signal);
+      lastWhy = "the stream closed before the task ended";
+    } else lastWhy = opened.why;
+    if (signal.aborted) return { kind: "stopped" };
+    failures++;
+    if (failures >= LOST_AFTER) {
+      return { kind: "lost", why: `${m.name}'s door stopped answering: ${lastWhy}` };
+    }
+    // A short pause before resuming, so a door that closes streams at once is not hammered.
+    await pause(200 * failures, signal);
+  }
+}
+
+type Opened =
+  | { kind: "stream"; body: ReadableStream<Uint8Array> }
+  /** SubscribeToTask refused because the task already ended. */
+  | { kind: "ended" }
+  /** The door answered and will not stream this task (not found, refused). */
+  | { kind: "gone"; why: string }
+  /** No answer: try again. */
+  | { kind: "failed"; why: string };
+
+async function openStream(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  lastId: string | undefined,
+  signal: AbortSignal,
+): Promise<Opened> {
+  const headers = memberHeaders(m, trust);
+  if (lastId !== undefined) headers["last-event-id"] = lastId;
+  let res: Response;
+  try {
+    res = await fetch(`${m.url}/`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: `follow-${taskId}`,
+        method: "SubscribeToTask",
+        params: { id: taskId },
+      }),
+      signal,
+    });
+  } catch (e) {
+    return { kind: "failed", why: errorMessage(e) };
+  }
+  const type = res.headers.get("content-type") ?? "";
+  if (res.ok && type.startsWith("text/event-stream") && res.body) {
+    return { kind: "stream", body: res.body };
+  }
+  const text = await res.text().catch(() => "");
+  let body: { error?: { code?: number; message?: string; data?: { state?: string } } } = {};
+  try {
+    body = JSON.parse(text);
+  } catch { /* not JSON: described below */ }
+  const state = body.error?.data?.state;
+  if (typeof state === "string" && isTerminal(state as TaskState)) return { kind: "ended" };
+  if (!res.ok) {
+    return { kind: "gone", why: `${m.name}'s door answered ${res.status}: ${text.slice(0, 300)}` };
+  }
+  return {
+    kind: "gone",
+    why: `${m.name}'s door refused SubscribeToTask: ${body.error?.message ?? text.slice(0, 300)}`,
+  };
+}
+
+/** Reads events until a terminal status or the stream's end. */
+async function readStream(
+  body: ReadableStream<Uint8Array>,
+  onId: (id: string) => void,
+): Promise<{ terminal: boolean; progressed: boolean }> {
+  let progressed = false;
+  try {
+    for await (const ev of sseEvents(body)) {
+      if (!("data" in ev)) continue;
+      if (ev.id !== undefined) onId(ev.id);
+      progressed = true;
+      let msg: { result?: Record<string, { status?: { state?: string } }> };
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        continue;
+      }
+      const r = msg.result ?? {};
+      const state = r.statusUpdate?.status?.state ?? r.task?.status?.state;
+      if (typeof state === "string" && isTerminal(state as TaskState)) {
+        return { terminal: true, progressed };
+      }
+    }
+  } catch { /* the connection broke: resumed by the caller */ }
+  return { terminal: false, progressed };
+}
+
+async function readEnded(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  signal: AbortSignal,
+): Promise<Followed> {
+  let why = "";
+  for (let i = 0; i < LOST_AFTER; i++) {
+    if (signal.aborted) return { kind: "stopped" };
+    const a = await memberRpc(m, trust, `get-${taskId}`, "GetTask", { id: taskId });
+    if (a.kind === "result") return { kind: "ended", task: a.result };
+    why = describeFailure(m.name, a);
+    if (a.kind !== "unreachable") break;
+  }
+  return { kind: "lost", why };
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+  });
+}

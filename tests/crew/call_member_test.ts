@@ -1,0 +1,130 @@
+/**
+ * `call-member` on real processes (README "Crews"): one turn calls two members, the task waits
+ * with seed 000's exact statuses while their answers are out, and goes on once with both answers
+ * fenced `member:<name>` in one user message of the conversation record; both traces name each
+ * other's ids.
+ */
+import assert from "node:assert/strict";
+import { streamRequest } from "../helpers/capsule.ts";
+import { readConversation } from "../helpers/conversation.ts";
+import { until } from "../helpers/until.ts";
+import { readSse } from "../helpers/capsule.ts";
+import {
+  caller,
+  callTurn,
+  type Capsule,
+  closeAll,
+  entry,
+  gated,
+  member,
+  release,
+  traceOf,
+  writeCrew,
+} from "./helpers.ts";
+
+/** Follows a task's stream in the background: its WORKING statuses and final state. */
+export function follow(cap: Capsule, text: string) {
+  const seen = { statuses: [] as string[], final: "", taskId: "", contextId: "" };
+  const done = (async () => {
+    const res = await streamRequest(cap.base, "SendStreamingMessage", {
+      message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
+    });
+    // deno-lint-ignore no-explicit-any
+    for await (const e of readSse(res.body!) as AsyncGenerator<{ data: any }>) {
+      const r = e.data.result ?? {};
+      if (r.task) {
+        seen.taskId = r.task.id;
+        seen.contextId = r.task.contextId;
+      }
+      const st = r.statusUpdate?.status;
+      if (!st) continue;
+      const said = st.message?.parts?.[0]?.text ?? "";
+      if (st.state === "TASK_STATE_WORKING") seen.statuses.push(said);
+      else seen.final = st.state;
+    }
+  })();
+  return { seen, done };
+}
+
+Deno.test("call-member: two calls in one turn, the waiting statuses, one continuation with both fenced answers", async () => {
+  let alpha: Capsule | undefined, beta: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    alpha = await member("alpha", [{ match: "^sum", ...gated({ text: "ALPHA says 4" }) }]);
+    beta = await member("beta", [{ match: "^color", ...gated({ text: "BETA says teal" }) }]);
+    const c = await caller(["alpha", "beta"], [{
+      match: "both",
+      turns: [
+        callTurn([["alpha", "sum 2+2"], ["beta", "color please"]]),
+        { steps: [{ text: "I asked both." }] },
+        { steps: [{ text: "Lead: 4 and teal." }] },
+      ],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("alpha", alpha), entry("beta", beta)]);
+    const f = follow(lead, "both members please");
+    await until(
+      "both calls outstanding",
+      () => f.seen.statuses.includes("waiting on call-member: 2 call(s) outstanding") || undefined,
+    );
+    await release(alpha);
+    await until(
+      "one call outstanding",
+      () => f.seen.statuses.includes("waiting on call-member: 1 call(s) outstanding") || undefined,
+    );
+    await release(beta);
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    const waits = f.seen.statuses.filter((s) => !s.startsWith("inference turn"));
+    assert.deepEqual(waits, [
+      "waiting on call-member: 2 call(s) outstanding",
+      "waiting on call-member: 1 call(s) outstanding",
+      "continuing with 2 member answer(s)",
+    ]);
+
+    // The conversation record: the tool results, then ONE user message with both answers.
+    const msgs = await readConversation(lead.ready.workdir, f.seen.contextId);
+    const text = (m: { content?: unknown }) =>
+      typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "");
+    const withAnswers = msgs.filter((m) => m.role === "user" && text(m).includes("member:"));
+    assert.equal(withAnswers.length, 1, JSON.stringify(msgs, null, 1));
+    const round = text(withAnswers[0]);
+    assert.match(
+      round,
+      /<untrusted-content source=member:alpha>\nALPHA says 4\n<\/untrusted-content>/,
+    );
+    assert.match(
+      round,
+      /<untrusted-content source=member:beta>\nBETA says teal\n<\/untrusted-content>/,
+    );
+    assert.match(round, /\[call-member\] call mcl_[0-9a-f]{32} to alpha ended completed:/);
+    assert.ok(round.indexOf("member:alpha") < round.indexOf("member:beta"), "arrival order");
+    assert.equal(msgs.at(-1)!.role, "assistant");
+
+    // Both traces name each other: the caller's member task id is the member's task, whose
+    // message id names the call.
+    const lt = await traceOf(lead);
+    const starts = lt.filter((l) => l.event_type === "member_call_start");
+    assert.equal(starts.length, 2);
+    for (const [name, cap] of [["alpha", alpha], ["beta", beta]] as const) {
+      const s = starts.find((l) => l.member === name)!;
+      const mt = await traceOf(cap);
+      const got = mt.find((l) => l.event_type === "a2a_task_received")!;
+      assert.equal(got.task_id, s.member_task_id);
+      assert.equal(got.message_id, `msg_${s.call_id}`);
+      const start = mt.find((l) => l.event_type === "task_start")!;
+      assert.equal(start.origin, "peer");
+      assert.equal(start.lane, "peer");
+      const end = lt.find((l) => l.event_type === "member_call" && l.call_id === s.call_id)!;
+      assert.equal(end.status, "completed");
+      assert.equal(end.member_task_id, s.member_task_id);
+    }
+    const cont = lt.filter((l) => l.event_type === "task_continued");
+    assert.equal(cont.length, 1);
+    assert.deepEqual(
+      [...(cont[0].member_calls as string[])].sort(),
+      starts.map((s) => s.call_id as string).sort(),
+    );
+  } finally {
+    await closeAll([lead, alpha, beta]);
+  }
+});

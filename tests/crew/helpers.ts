@@ -1,0 +1,110 @@
+/**
+ * Crews on real processes (README "Crews"): members are `mur run` capsules started by hand, the
+ * crew file the launcher would write is written here, and the caller is a scripted capsule whose
+ * script makes the `call-member` calls.
+ */
+import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+
+export type { Capsule };
+
+/** A member's task that runs until the test writes `release` into the member's workdir. */
+export function gated(answer: Record<string, unknown>) {
+  const wait = "until [ -e release ]; do sleep 0.05; done";
+  return {
+    turns: [
+      { steps: [{ tool_call: { id: "gate", name: "bash", input: { command: wait } } }] },
+      { steps: [answer] },
+    ],
+  };
+}
+
+/** Lets the member's gated tasks go on. */
+export function release(cap: Capsule): Promise<void> {
+  return Deno.writeTextFile(`${cap.ready.workdir}/release`, "");
+}
+
+/** A member capsule: takes tasks in turn and stays up. */
+export function member(
+  name: string,
+  tasks: Record<string, unknown>[],
+  o: { lifecycle?: Record<string, unknown>; network?: Record<string, unknown> } = {},
+): Promise<Capsule> {
+  return startCapsule({
+    manifest: {
+      name,
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep", ...o.lifecycle },
+      capabilities: { shell: { allow: ["bash"] } },
+      ...(o.network ? { network: o.network } : {}),
+    },
+    script: { tasks },
+  });
+}
+
+export interface CrewEntry {
+  name: string;
+  url: string;
+  token?: string;
+}
+
+/** The crew file as the launcher writes it. */
+export async function writeCrew(path: string, members: CrewEntry[]): Promise<void> {
+  await Deno.writeTextFile(
+    path,
+    JSON.stringify({
+      formation_id: "frm_test",
+      members: members.map((m) => ({ name: m.name, url: m.url, token: m.token ?? "" })),
+    }),
+  );
+}
+
+/** The entry for a running member. */
+export function entry(name: string, cap: Capsule, token?: string): CrewEntry {
+  return { name, url: cap.base, token };
+}
+
+/** A caller capsule that may call `callees`, its turns scripted. */
+export async function caller(
+  callees: string[],
+  tasks: Record<string, unknown>[],
+  o: { lifecycle?: Record<string, unknown>; crewFile?: string; maxTurns?: number } = {},
+): Promise<{ cap: Capsule; crewFile: string }> {
+  const crewFile = o.crewFile ?? `${await Deno.makeTempDir({ prefix: "mur-crew-" })}/crew.json`;
+  const cap = await startCapsule({
+    manifest: {
+      name: "lead",
+      version: "0.1.0",
+      lifecycle: { task_acceptance: "queue", after_task: "sleep", ...o.lifecycle },
+      ...(o.maxTurns ? { inference: { max_turns: o.maxTurns } } : {}),
+    },
+    script: { tasks },
+    env: { MURMUR_CREW_CALLEES: callees.join(","), MURMUR_CREW_FILE: crewFile },
+  });
+  return { cap, crewFile };
+}
+
+/** A scripted turn calling each member with a task. */
+export function callTurn(calls: [string, string][]) {
+  return {
+    steps: calls.map(([m, task], i) => ({
+      tool_call: { id: `call_${i}`, name: "call-member", input: { member: m, task } },
+    })),
+  };
+}
+
+/** The trace lines of a capsule's session. */
+export async function traceOf(cap: Capsule): Promise<Record<string, unknown>[]> {
+  const text = await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`).catch(() => "");
+  return text.split("\n").filter((l) => l.trim()).flatMap((l) => {
+    try {
+      return [JSON.parse(l)];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Closes every capsule (SIGKILL of its process tree, then its temp dir). */
+export async function closeAll(caps: (Capsule | undefined)[]): Promise<void> {
+  await Promise.all(caps.map((c) => c?.close()));
+}
