@@ -91,11 +91,15 @@ async function openStream(
     return { kind: "stream", body: res.body };
   }
   const text = await res.text().catch(() => "");
-  let body: { error?: { code?: number; message?: string; data?: { state?: string } } } = {};
+  let body: {
+    error?: { code?: number; message?: string; data?: { metadata?: { state?: string } }[] };
+  } = {};
   try {
     body = JSON.parse(text);
   } catch { /* not JSON: described below */ }
-  const state = body.error?.data?.state;
+  // An ended task is refused with its state in the ErrorInfo's metadata (src/door/streams.ts).
+  const info = Array.isArray(body.error?.data) ? body.error.data : [];
+  const state = info.find((d) => typeof d?.metadata?.state === "string")?.metadata?.state;
   if (typeof state === "string" && isTerminal(state as TaskState)) return { kind: "ended" };
   if (!res.ok) {
     return { kind: "gone", why: `${m.name}'s door answered ${res.status}: ${text.slice(0, 300)}` };

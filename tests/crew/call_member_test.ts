@@ -5,46 +5,22 @@
  * other's ids.
  */
 import assert from "node:assert/strict";
-import { streamRequest } from "../helpers/capsule.ts";
 import { readConversation } from "../helpers/conversation.ts";
+import { TcpProxy } from "../helpers/tcp_proxy.ts";
 import { until } from "../helpers/until.ts";
-import { readSse } from "../helpers/capsule.ts";
 import {
   caller,
   callTurn,
   type Capsule,
   closeAll,
   entry,
+  follow,
   gated,
   member,
   release,
   traceOf,
   writeCrew,
 } from "./helpers.ts";
-
-/** Follows a task's stream in the background: its WORKING statuses and final state. */
-export function follow(cap: Capsule, text: string) {
-  const seen = { statuses: [] as string[], final: "", taskId: "", contextId: "" };
-  const done = (async () => {
-    const res = await streamRequest(cap.base, "SendStreamingMessage", {
-      message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
-    });
-    // deno-lint-ignore no-explicit-any
-    for await (const e of readSse(res.body!) as AsyncGenerator<{ data: any }>) {
-      const r = e.data.result ?? {};
-      if (r.task) {
-        seen.taskId = r.task.id;
-        seen.contextId = r.task.contextId;
-      }
-      const st = r.statusUpdate?.status;
-      if (!st) continue;
-      const said = st.message?.parts?.[0]?.text ?? "";
-      if (st.state === "TASK_STATE_WORKING") seen.statuses.push(said);
-      else seen.final = st.state;
-    }
-  })();
-  return { seen, done };
-}
 
 Deno.test("call-member: two calls in one turn, the waiting statuses, one continuation with both fenced answers", async () => {
   let alpha: Capsule | undefined, beta: Capsule | undefined, lead: Capsule | undefined;
@@ -126,5 +102,59 @@ Deno.test("call-member: two calls in one turn, the waiting statuses, one continu
     );
   } finally {
     await closeAll([lead, alpha, beta]);
+  }
+});
+
+Deno.test("call-member: a dropped stream is resumed with Last-Event-ID and the answer still arrives", async () => {
+  let alpha: Capsule | undefined, lead: Capsule | undefined;
+  const proxyHolder: { p?: TcpProxy } = {};
+  try {
+    // Two gates: events after the first one reach the follower (it holds an event id), the
+    // cut comes while the second one holds the task.
+    const gate = (file: string) => ({
+      steps: [{
+        tool_call: {
+          name: "bash",
+          input: { command: `until [ -e ${file} ]; do sleep 0.05; done` },
+        },
+      }],
+    });
+    alpha = await member("alpha", [{
+      match: "^sum",
+      turns: [gate("first"), gate("release"), { steps: [{ text: "ALPHA after the cut" }] }],
+    }]);
+    const proxy = proxyHolder.p = TcpProxy.start(Number(new URL(alpha.base).port));
+    const c = await caller(["alpha"], [{
+      match: "cut",
+      turns: [callTurn([["alpha", "sum 1+1"]]), { steps: [{ text: "waiting" }] }, {
+        steps: [{ text: "Lead: got it." }],
+      }],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [{ name: "alpha", url: proxy.base }]);
+    const f = follow(lead, "cut test");
+    await until(
+      "the call outstanding",
+      () => f.seen.statuses.includes("waiting on call-member: 1 call(s) outstanding") || undefined,
+    );
+    await Deno.writeTextFile(`${alpha.ready.workdir}/first`, "");
+    await until(
+      "the member's second turn",
+      async () =>
+        (await traceOf(alpha!)).filter((l) => l.event_type === "inference").length >= 2 ||
+        undefined,
+    );
+    proxy.cut();
+    await until("a resume with Last-Event-ID", () => proxy.lastEventIds.length > 0 || undefined);
+    await release(alpha);
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    assert.ok(proxy.lastEventIds[0] > 0, String(proxy.lastEventIds));
+    const end = (await traceOf(lead)).find((l) => l.event_type === "member_call")!;
+    assert.equal(end.status, "completed");
+    assert.equal(end.output, "ALPHA after the cut");
+  } finally {
+    await proxyHolder.p?.close();
+    await closeAll([lead, alpha]);
   }
 });

@@ -3,7 +3,7 @@
  * crew file the launcher would write is written here, and the caller is a scripted capsule whose
  * script makes the `call-member` calls.
  */
-import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+import { type Capsule, readSse, startCapsule, streamRequest } from "../helpers/capsule.ts";
 
 export type { Capsule };
 
@@ -27,7 +27,11 @@ export function release(cap: Capsule): Promise<void> {
 export function member(
   name: string,
   tasks: Record<string, unknown>[],
-  o: { lifecycle?: Record<string, unknown>; network?: Record<string, unknown> } = {},
+  o: {
+    lifecycle?: Record<string, unknown>;
+    network?: Record<string, unknown>;
+    env?: Record<string, string>;
+  } = {},
 ): Promise<Capsule> {
   return startCapsule({
     manifest: {
@@ -38,6 +42,7 @@ export function member(
       ...(o.network ? { network: o.network } : {}),
     },
     script: { tasks },
+    env: o.env,
   });
 }
 
@@ -107,4 +112,28 @@ export async function traceOf(cap: Capsule): Promise<Record<string, unknown>[]> 
 /** Closes every capsule (SIGKILL of its process tree, then its temp dir). */
 export async function closeAll(caps: (Capsule | undefined)[]): Promise<void> {
   await Promise.all(caps.map((c) => c?.close()));
+}
+
+/** Follows a task's stream in the background: its WORKING statuses and final state. */
+export function follow(cap: Capsule, text: string) {
+  const seen = { statuses: [] as string[], final: "", taskId: "", contextId: "" };
+  const done = (async () => {
+    const res = await streamRequest(cap.base, "SendStreamingMessage", {
+      message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
+    });
+    // deno-lint-ignore no-explicit-any
+    for await (const e of readSse(res.body!) as AsyncGenerator<{ data: any }>) {
+      const r = e.data.result ?? {};
+      if (r.task) {
+        seen.taskId = r.task.id;
+        seen.contextId = r.task.contextId;
+      }
+      const st = r.statusUpdate?.status;
+      if (!st) continue;
+      const said = st.message?.parts?.[0]?.text ?? "";
+      if (st.state === "TASK_STATE_WORKING") seen.statuses.push(said);
+      else seen.final = st.state;
+    }
+  })();
+  return { seen, done };
 }
