@@ -6,7 +6,7 @@
  */
 import { fence } from "../tools/fence.ts";
 import type { HandedOffWork, Outstanding } from "./handed_off.ts";
-import type { CallAnswer } from "./member_call.ts";
+import type { CallAnswer } from "./remote_task.ts";
 
 /** `waiting on call-member: <n> call(s) outstanding`, `; `-joined with delegations. */
 export function waitingStatus(o: Outstanding): string {

@@ -8,7 +8,7 @@
  * gone.
  */
 
-import type { CallAnswer } from "./member_call.ts";
+import type { CallAnswer } from "./remote_task.ts";
 
 /** A call or a delegation, as the ledger sees it. */
 export interface HandedOffWork {

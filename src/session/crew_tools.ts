@@ -5,7 +5,7 @@
  * `end-without-answer` ends a task another capsule sent without an answer, so the caller is told
  * plainly that none was given. A refusal is a tool error that sends nothing.
  */
-import { MemberCall } from "../crew/member_call.ts";
+import { memberCall } from "../crew/member_call.ts";
 import { newId } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { notReached, type Tool, type ToolResult } from "../tools/types.ts";
@@ -95,7 +95,7 @@ export function callMemberTool(d: CrewToolDeps): Tool {
           `${member} has already answered call ${last.id}, so nothing was sent. The answer reaches you as soon as you end your turn: end your turn now by replying without calling a tool.`,
         );
       }
-      const call = new MemberCall(newId("mcl"), member, text, {
+      const call = memberCall(newId("mcl"), member, text, {
         trace: d.trace(),
         parent: work.parent,
         taskId: task.id,
@@ -112,7 +112,7 @@ export function callMemberTool(d: CrewToolDeps): Tool {
         case "started":
           return fenced(
             "call-member",
-            { ...base, status: "started", task_id: first.memberTaskId },
+            { ...base, status: "started", task_id: first.remoteTaskId },
             `[call-member] ${member} is now working on call ${call.id}. Its answer is not in this result and no tool fetches it: the runtime adds it to this conversation after you end your turn. Unless you still have work to hand to a different member, end your turn now by replying without calling a tool. Calling ${member} again before its answer arrives is refused.`,
             false,
             took,
