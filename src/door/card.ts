@@ -80,17 +80,21 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     params: {
       frames: streamFrames(m.inference.transport === "process"),
       pollMethod: "murmur.PollSession",
+      // The same two on the HTTP+JSON binding (rest/routes.ts).
+      watchRoute: "GET /murmur/session:watch",
+      pollRoute: "GET /murmur/session:poll",
     },
   };
   const card = (extensions: unknown[]) => ({
     name: m.name,
     description: `Murmur capsule ${m.name} ${m.version}`,
     version: m.version,
-    supportedInterfaces: [{
-      url: `http://${c.address}`,
-      protocolBinding: "JSONRPC",
-      protocolVersion: "1.0",
-    }],
+    // Both bindings at the same base: JSON-RPC at POST /, HTTP+JSON at its routes (rest/routes.ts).
+    // JSON-RPC stays first, the preferred one: murmur's tools speak it.
+    supportedInterfaces: [
+      { url: `http://${c.address}`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `http://${c.address}`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ],
     capabilities: {
       streaming: accepts && c.streamsText,
       pushNotifications: push,

@@ -6,6 +6,21 @@
 import type { DoorAuth, Grant } from "./auth.ts";
 import { json } from "./responses.ts";
 
+/**
+ * How a refusal is written: the JSON-RPC door's `{error, message}` body, or a binding's own form
+ * (the HTTP+JSON binding's google.rpc.Status, rest/checks.ts). The status, the refusal and the
+ * `WWW-Authenticate` header are the same in every form.
+ */
+export type RefusalForm = (
+  status: 401 | 403,
+  error: "unauthenticated" | "invalid_token" | "insufficient_scope",
+  message: string,
+  headers: Record<string, string>,
+) => Response;
+
+const plainForm: RefusalForm = (status, error, message, headers) =>
+  json(status, JSON.stringify({ error, message }), headers);
+
 export class Gate {
   readonly #realm: string;
 
@@ -15,29 +30,27 @@ export class Gate {
   }
 
   /** The caller's grant (null on a public door), or the 401 refusal. */
-  async admit(req: Request): Promise<{ grant: Grant | null } | Response> {
+  async admit(
+    req: Request,
+    form: RefusalForm = plainForm,
+  ): Promise<{ grant: Grant | null } | Response> {
     if (!this.auth) return { grant: null };
     const header = req.headers.get("authorization");
     if (header === null) {
-      return json(
+      return form(
         401,
-        JSON.stringify({
-          error: "unauthenticated",
-          message:
-            "this door takes a token this capsule's runtime minted, as Authorization: Bearer <token>",
-        }),
+        "unauthenticated",
+        "this door takes a token this capsule's runtime minted, as Authorization: Bearer <token>",
         { "www-authenticate": `Bearer realm="${this.#realm}"` },
       );
     }
     const m = /^bearer\s+(\S+)$/i.exec(header.trim());
     const grant = m && !header.includes(",") ? await this.auth.verify(m[1]) : null;
     if (!grant) {
-      return json(
+      return form(
         401,
-        JSON.stringify({
-          error: "invalid_token",
-          message: "the Authorization header does not present a token this session minted",
-        }),
+        "invalid_token",
+        "the Authorization header does not present a token this session minted",
         { "www-authenticate": `Bearer realm="${this.#realm}", error="invalid_token"` },
       );
     }
@@ -45,14 +58,12 @@ export class Gate {
   }
 
   /** 403 unless the grant (if any) reaches `scope`. */
-  require(grant: Grant | null, scope: string): Response | undefined {
+  require(grant: Grant | null, scope: string, form: RefusalForm = plainForm): Response | undefined {
     if (!grant || grant.scopes.has(scope)) return undefined;
-    return json(
+    return form(
       403,
-      JSON.stringify({
-        error: "insufficient_scope",
-        message: `credential '${grant.credential}' does not reach ${scope}`,
-      }),
+      "insufficient_scope",
+      `credential '${grant.credential}' does not reach ${scope}`,
       {
         "www-authenticate":
           `Bearer realm="${this.#realm}", error="insufficient_scope", scope="${scope}"`,

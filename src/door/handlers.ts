@@ -1,11 +1,13 @@
 /**
  * The door's methods as a table: method name → handler (README "The door"). The table's
  * type is `Record<RpcMethod, Handler>`, so a method added to `DOOR_METHODS` (src/a2a/methods.ts)
- * without a handler here does not compile. Unary methods answer one JSON-RPC body; the three
- * stream methods answer an SSE response (streams.ts).
+ * without a handler here does not compile. Both bindings reach a method through this table: a
+ * binding (JSON-RPC in rpc_checks.ts, HTTP+JSON in rest/) only decodes the request into
+ * `params`, and encodes what the handler answers: a unary result through `call.binding`, a
+ * stream's events with or without the JSON-RPC envelope (`stream.id` null), a thrown RpcError in
+ * its own error form.
  */
 import type { DoorMethod, PushMethod } from "../a2a/methods.ts";
-import { rpcResult } from "./jsonrpc.ts";
 import {
   type CallContext,
   cancelTask,
@@ -22,7 +24,6 @@ import {
   getPushConfig,
   listPushConfigs,
 } from "./push_methods.ts";
-import { json } from "./responses.ts";
 import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
 
 /**
@@ -30,21 +31,30 @@ import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from
  */
 export type RpcMethod = DoorMethod | PushMethod | "GetExtendedAgentCard";
 
-/** One call that passed every check (rpc_checks.ts). */
+/** How a binding answers a unary method's result. */
+export interface Binding {
+  result(value: unknown): Response;
+}
+
+/** One call that passed every check (rpc_checks.ts, rest/checks.ts). */
 export interface RpcCall {
   ctx: CallContext;
-  /** The request's id, params and what a stream needs (headers, heartbeat, stderr). */
+  /**
+   * The request's id (null on HTTP+JSON), params and what a stream needs (headers, heartbeat,
+   * stderr).
+   */
   stream: StreamRequest;
+  binding: Binding;
 }
 
 export type Handler = (call: RpcCall) => Response | Promise<Response>;
 
-/** A unary method: its result in one JSON-RPC body. */
+/** A unary method: its result in one body of the caller's binding. */
 function unary(
   method: (ctx: CallContext, params: Record<string, unknown>, headers: Headers) => unknown,
 ): Handler {
-  return async ({ ctx, stream }) =>
-    json(200, rpcResult(stream.id, await method(ctx, stream.params, stream.headers)));
+  return async ({ ctx, stream, binding }) =>
+    binding.result(await method(ctx, stream.params, stream.headers));
 }
 
 export const HANDLERS: Record<RpcMethod, Handler> = {

@@ -13,6 +13,7 @@ import {
   checkVersion,
   type Envelope,
   parseEnvelope,
+  type RpcError,
   rpcError,
   rpcErrorBody,
   unsupported,
@@ -65,27 +66,39 @@ const version: Step<RpcRequest> = ({ req, env }) => {
   if (refused) return json(200, rpcErrorBody(env!.id, refused));
 };
 
-/** A method this door serves; a public door knows GetExtendedAgentCard but serves no card. */
+/**
+ * Why a method this door does not serve is refused (both bindings): a public door knows
+ * GetExtendedAgentCard but serves no card; A2A asks an agent whose card says
+ * pushNotifications: false to answer every push method PushNotificationNotSupported (TCK
+ * JSONRPC-SSE-002), not method-not-found.
+ */
+export function unserved(method: string): RpcError {
+  return method === "GetExtendedAgentCard"
+    ? unsupported("this agent serves no extended agent card")
+    : isPushMethod(method)
+    ? pushNotSupported()
+    : rpcError("methodNotFound", "Method not found");
+}
+
+/** A method this door serves. */
 function known(methods: ReadonlySet<string>): Step<RpcRequest> {
   return ({ env }) => {
     if (methods.has(env!.method)) return;
-    const refusal = env!.method === "GetExtendedAgentCard"
-      ? unsupported("this agent serves no extended agent card")
-      // A2A asks an agent whose card says pushNotifications: false to answer every push
-      // method PushNotificationNotSupported (TCK JSONRPC-SSE-002), not method-not-found.
-      : isPushMethod(env!.method)
-      ? pushNotSupported()
-      : rpcError("methodNotFound", "Method not found");
-    return json(200, rpcErrorBody(env!.id, refusal));
+    return json(200, rpcErrorBody(env!.id, unserved(env!.method)));
   };
+}
+
+/** The scope a call of `method` needs, or null: every caller reaches the extended card. */
+export function scopeNeeded(method: string): string | null {
+  return method === "GetExtendedAgentCard" ? null : scopeOf(method as DoorMethod | PushMethod);
 }
 
 /** The caller's credential reaches the method (every caller reaches the extended card). */
 function scope(gate: Gate): Step<RpcRequest> {
-  return ({ env, grant }) =>
-    env!.method === "GetExtendedAgentCard"
-      ? undefined
-      : gate.require(grant, scopeOf(env!.method as DoorMethod | PushMethod));
+  return ({ env, grant }) => {
+    const needed = scopeNeeded(env!.method);
+    return needed === null ? undefined : gate.require(grant, needed);
+  };
 }
 
 const params: Step<RpcRequest> = ({ env }) => {

@@ -1,9 +1,10 @@
 /**
- * The door: A2A v1.0 JSON-RPC over Deno.serve (README "The door", docs/protocol.md). Routes: the
- * card and the live page before the token gate, then attachments, `/ui/status`, and JSON-RPC
- * calls, which pass the checks of rpc_checks.ts (body cap, envelope, method, scope) in the
- * reference's order and reach their handler through the method table (handlers.ts). No handler
- * waits on the agent loop.
+ * The door: A2A v1.0 over Deno.serve, in two bindings (README "The door", docs/protocol.md):
+ * JSON-RPC and HTTP+JSON. Routes: the card and the live page before the token gate, then
+ * attachments, `/ui/status`, HTTP+JSON routes (rest/) and JSON-RPC calls. A call passes its
+ * binding's checks (rpc_checks.ts, rest/checks.ts: body cap, parsing, version, method, scope) in
+ * the reference's order and reaches its handler through the one method table (handlers.ts); the
+ * binding only decodes params and encodes the answer. No handler waits on the agent loop.
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
@@ -12,13 +13,16 @@ import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
-import { handlerOf } from "./handlers.ts";
-import { type Envelope, RpcError, rpcError, rpcErrorBody } from "./jsonrpc.ts";
+import { type Binding, handlerOf } from "./handlers.ts";
+import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
 import type { CallContext } from "./methods.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
 import type { PushNotifications } from "../push/push.ts";
+import { restChecks, restRefusal, type RestRequest } from "./rest/checks.ts";
+import { restError } from "./rest/errors.ts";
+import { isRestPath } from "./rest/routes.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
 
 export { BODY_CAP_BYTES } from "./body.ts";
@@ -36,6 +40,14 @@ export function matchesEtag(header: string | null, etag: string): boolean {
   const strip = (t: string) => t.trim().replace(/^W\//, "");
   return header.split(",").some((t) => strip(t) === strip(etag));
 }
+
+/** HTTP+JSON answers a unary result as the bare ProtoJSON object (A2A v1.0 §11.4). */
+const REST_BINDING: Binding = {
+  result: (value) =>
+    new Response(JSON.stringify(value ?? {}), {
+      headers: { "content-type": "application/a2a+json" },
+    }),
+};
 
 export interface DoorOptions {
   session: Session;
@@ -68,7 +80,9 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
   // Filled in once the port is known (the card names it); no request is served before.
   const cards = { publicBody: "", extendedValue: null as unknown, etag: "", modified: "" };
   const push = o.push ?? null;
-  const checks = rpcChecks(new Set(doorMethods(auth !== null, push !== null)), gate);
+  const served = new Set(doorMethods(auth !== null, push !== null));
+  const checks = rpcChecks(served, gate);
+  const rest = restChecks(served, gate);
 
   const handle = async (req: Request): Promise<Response> => {
     if (o.ready) await o.ready;
@@ -85,14 +99,23 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     // The live page holds no data: served before the token gate (src/ui/routes.ts).
     const page = pageFile(req, url);
     if (page !== null) return servePage(req, page);
-    const admitted = await gate.admit(req);
+    const restful = isRestPath(url.pathname);
+    const admitted = await gate.admit(req, restful ? restRefusal : undefined);
     if (admitted instanceof Response) return admitted;
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
     if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
+    if (restful) {
+      const r: RestRequest = { req, url, grant };
+      return await through(r, rest) ??
+        await dispatch(req, r.route!.method, null, r.params!, grant, REST_BINDING);
+    }
     const call: RpcRequest = { req, url, grant };
-    return await through(call, checks) ?? await dispatch(req, call.env!, grant);
+    return await through(call, checks) ??
+      await dispatch(req, call.env!.method, call.env!.id, call.env!.params, grant, {
+        result: (value) => json(200, rpcResult(call.env!.id, value)),
+      });
   };
 
   const seen = new SeenMessages();
@@ -111,31 +134,29 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     };
   };
 
-  const dispatch = async (req: Request, env: Envelope, grant: Grant | null): Promise<Response> => {
+  /**
+   * One call through the method table. `id` null: the HTTP+JSON binding, whose stream events wear
+   * no envelope and whose refusals are Status bodies; else the JSON-RPC request id.
+   */
+  const dispatch = async (
+    req: Request,
+    method: string,
+    id: string | number | null,
+    params: Record<string, unknown>,
+    grant: Grant | null,
+    binding: Binding,
+  ): Promise<Response> => {
+    const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
     const ctx = ctxFor(grant, req);
-    const stream = {
-      id: env.id,
-      params: env.params,
-      headers: req.headers,
-      heartbeatMs: o.heartbeatMs,
-      warn: o.warn,
-    };
-    const handler = handlerOf(env.method);
-    if (!handler) {
-      return json(200, rpcErrorBody(env.id, rpcError("methodNotFound", "Method not found")));
-    }
+    const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
+    const handler = handlerOf(method);
+    if (!handler) return refuse(rpcError("methodNotFound", "Method not found"));
     try {
-      return await handler({ ctx, stream });
+      return await handler({ ctx, stream, binding });
     } catch (e) {
-      if (e instanceof RpcError) return json(200, rpcErrorBody(env.id, e));
-      o.warn(`door: ${env.method} failed: ${e instanceof Error ? e.stack : e}`);
-      return json(
-        200,
-        rpcErrorBody(
-          env.id,
-          rpcError("internalError", "internal error: the request could not be handled"),
-        ),
-      );
+      if (e instanceof RpcError) return refuse(e);
+      o.warn(`door: ${method} failed: ${e instanceof Error ? e.stack : e}`);
+      return refuse(rpcError("internalError", "internal error: the request could not be handled"));
     }
   };
 

@@ -9,12 +9,14 @@ import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { openView, type TaskProbe, type ViewKind } from "../events/view.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
-import { invalidParams, RpcError, rpcResult, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { frameOf } from "../events/wire.ts";
+import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, deliverReply, routeMessage, submitNew } from "./methods.ts";
 import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
 
 export interface StreamRequest {
-  id: string | number;
+  /** The JSON-RPC request id its events echo; null: the HTTP+JSON binding (bare events). */
+  id: string | number | null;
   params: Record<string, unknown>;
   headers: Headers;
   heartbeatMs: number;
@@ -100,7 +102,7 @@ function taskView(
 
 /** A stream of exactly one unnumbered event, then its end. */
 function oneEvent(req: StreamRequest, result: StreamResponse, ext: string[]): Response {
-  const one = new TextEncoder().encode(`data: ${rpcResult(req.id, result)}\n\n`);
+  const one = new TextEncoder().encode(frameOf(req.id, JSON.stringify(result)));
   return sseResponse(
     new ReadableStream({
       start(c) {

@@ -24,7 +24,7 @@ import { type Beating, type HeartbeatWheel, heartbeatWheel } from "./heartbeat.t
 import type { LogEntry } from "./log.ts";
 import type { Subscription, SubscriptionListener } from "./subscription.ts";
 import { ConnectionFault, METHOD, type ViewOptions } from "./view_options.ts";
-import { acquireWire, Chunk, releaseWire, TAIL, type Wire } from "./wire.ts";
+import { acquireWire, Chunk, releaseWire, type Wire } from "./wire.ts";
 
 const enc = new TextEncoder();
 const HEARTBEAT = enc.encode(":heartbeat\n\n");
@@ -169,8 +169,8 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
     const o = this.#o;
     const task = o.taskId === undefined ? "" : `, task ${o.taskId}`;
     const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    const line = `stream: connection ${this.#n} (${METHOD[o.kind]}, request id ${
-      JSON.stringify(o.requestId)
+    const line = `stream: connection ${this.#n} (${METHOD[o.kind]}, ${
+      o.requestId === null ? "HTTP+JSON" : `request id ${JSON.stringify(o.requestId)}`
     }${task}) closed after a fault in its own write: ${what.replace(/\s+/g, " ")}`;
     o.warn(line);
     this.#cleanup();
@@ -284,7 +284,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
         if (o.taskId !== undefined && e.taskId !== o.taskId) continue;
         const body = o.activated ? e.activated : e.plain;
         if (!body) continue;
-        parts.push(e.idLine, head, body, TAIL);
+        parts.push(e.idLine, head, body, this.#wire.tail);
         this.#lastId = e.id;
         this.#lastState = e.state;
         if (o.taskId !== undefined && e.terminal) {
@@ -297,12 +297,12 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
   }
 
   #unnumbered(resp: StreamResponse): Uint8Array {
-    const head = this.#wire.head;
+    const { head, tail } = this.#wire;
     const body = enc.encode(JSON.stringify(resp));
-    const out = new Uint8Array(head.length + body.length + TAIL.length);
+    const out = new Uint8Array(head.length + body.length + tail.length);
     out.set(head, 0);
     out.set(body, head.length);
-    out.set(TAIL, head.length + body.length);
+    out.set(tail, head.length + body.length);
     return out;
   }
 

@@ -39,8 +39,8 @@ export interface TaskProbe {
 export interface ViewOptions {
   kind: ViewKind;
   log: EventLog;
-  /** The JSON-RPC request id, echoed verbatim in every event. */
-  requestId: string | number;
+  /** The JSON-RPC request id, echoed verbatim in every event; null: bare HTTP+JSON events. */
+  requestId: string | number | null;
   /** Activated connections receive murmur frames (always on watch). */
   activated: boolean;
   heartbeatMs: number;

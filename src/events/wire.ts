@@ -1,7 +1,9 @@
 /**
  * Numbered events framed for the wire (docs/protocol.md "Event form"), shared by every connection
  * with the same envelope: `id: N\n`, `data: {"jsonrpc":"2.0","id":<request id>,"result":`, the
- * event's StreamResponse (serialized once, by the log), `}\n\n`.
+ * event's StreamResponse (serialized once, by the log), `}\n\n`. The HTTP+JSON binding carries the
+ * StreamResponse bare (A2A v1.0 §11.7): its connections pass `null` for the request id and their
+ * wire writes `data: `, the event, `\n\n`.
  *
  * Connections that echo the same request id with the same activation share one Wire, so an
  * event is framed once for all of them however many there are. Frames are written back to back
@@ -13,7 +15,21 @@ import { envelopeHead } from "../a2a/envelope.ts";
 import type { EventLog, LogEntry } from "./log.ts";
 
 const enc = new TextEncoder();
+/** The end of a JSON-RPC event: the envelope's `}` and the blank line. */
 export const TAIL = enc.encode("}\n\n");
+/** The end of a bare (HTTP+JSON) event: the blank line. */
+const BARE_TAIL = enc.encode("\n\n");
+const BARE_HEAD = enc.encode("data: ");
+
+/** A JSON-RPC request id, or null: the HTTP+JSON binding, whose events wear no envelope. */
+export type EnvelopeId = string | number | null;
+
+/** One event's `data:` line(s) around an already serialized StreamResponse. */
+export function frameOf(requestId: EnvelopeId, body: string): string {
+  return requestId === null
+    ? `data: ${body}\n\n`
+    : `data: ${envelopeHead(requestId, "result")}${body}}\n\n`;
+}
 
 /**
  * Frames remembered per wire, by id. A subscription only ever holds the newest 128 events it
@@ -30,8 +46,10 @@ const COPY_BELOW = 4096;
 const OWN_BUFFER = 16 * 1024;
 
 export class Wire {
-  /** `data: {"jsonrpc":"2.0","id":<id>,"result":` */
+  /** `data: {"jsonrpc":"2.0","id":<id>,"result":`, or `data: ` bare. */
   readonly head: Uint8Array;
+  /** `}\n\n`, or `\n\n` bare. */
+  readonly tail: Uint8Array;
   /** Connections using this wire (it is dropped at zero). */
   refs = 0;
   // The ring of remembered frames, by slot (id % RECENT): which event, in which buffer, where.
@@ -45,8 +63,11 @@ export class Wire {
   #used = 0;
   #nextBlock = MIN_BLOCK;
 
-  constructor(readonly key: string, requestId: string | number, readonly activated: boolean) {
-    this.head = enc.encode(`data: ${envelopeHead(requestId, "result")}`);
+  constructor(readonly key: string, requestId: EnvelopeId, readonly activated: boolean) {
+    this.head = requestId === null
+      ? BARE_HEAD
+      : enc.encode(`data: ${envelopeHead(requestId, "result")}`);
+    this.tail = requestId === null ? BARE_TAIL : TAIL;
   }
 
   /**
@@ -76,7 +97,7 @@ export class Wire {
       this.#starts = new Uint32Array(RECENT);
       this.#lens = new Uint32Array(RECENT);
     } else if (this.#ids[slot] === e.id) return slot;
-    const n = e.idLine.length + this.head.length + body.length + TAIL.length;
+    const n = e.idLine.length + this.head.length + body.length + this.tail.length;
     let block: Uint8Array;
     let at: number;
     if (n > OWN_BUFFER) {
@@ -101,7 +122,7 @@ export class Wire {
     block.set(this.head, at);
     at += this.head.length;
     block.set(body, at);
-    block.set(TAIL, at + body.length);
+    block.set(this.tail, at + body.length);
     this.#ids[slot] = e.id;
     this.#bufs[slot] = block.buffer as ArrayBuffer;
     this.#starts![slot] = start;
@@ -112,10 +133,13 @@ export class Wire {
 
 const wires = new WeakMap<EventLog, Map<string, Wire>>();
 
-/** The wire for connections of `log` echoing `requestId`; release it when the connection ends. */
+/**
+ * The wire for connections of `log` echoing `requestId` (null: bare HTTP+JSON events); release it
+ * when the connection ends.
+ */
 export function acquireWire(
   log: EventLog,
-  requestId: string | number,
+  requestId: EnvelopeId,
   activated: boolean,
 ): Wire {
   let byKey = wires.get(log);

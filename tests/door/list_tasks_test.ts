@@ -270,11 +270,10 @@ Deno.test("agent card: cache headers, ETag revalidation, shape of a public door"
       "skills",
     ]);
     assert.equal(card.description, "Murmur capsule door 0.1.0");
-    assert.deepEqual(card.supportedInterfaces, [{
-      url: `http://${cap.ready.url}`,
-      protocolBinding: "JSONRPC",
-      protocolVersion: "1.0",
-    }]);
+    assert.deepEqual(card.supportedInterfaces, [
+      { url: `http://${cap.ready.url}`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `http://${cap.ready.url}`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+    ]);
     assert.equal(card.capabilities.streaming, true);
     assert.equal(card.capabilities.pushNotifications, false);
     assert.equal(card.capabilities.extendedAgentCard, false);
@@ -296,6 +295,8 @@ Deno.test("agent card: cache headers, ETag revalidation, shape of a public door"
     assert.equal(capsuleExt.params.sessionId, cap.ready.session_id);
     assert.equal(stream.required, false);
     assert.equal(stream.params.pollMethod, "murmur.PollSession");
+    assert.equal(stream.params.watchRoute, "GET /murmur/session:watch");
+    assert.equal(stream.params.pollRoute, "GET /murmur/session:poll");
     assert.deepEqual(card.securitySchemes, {});
     assert.deepEqual(card.securityRequirements, []);
     assert.deepEqual(card.skills, [{

@@ -1,0 +1,87 @@
+/**
+ * The HTTP+JSON binding's error form (A2A v1.0 §11.6, docs/protocol.md "HTTP+JSON"): a
+ * `google.rpc.Status` body `{"error": {code, status, message, details}}` whose `code` is the HTTP
+ * status. Every refusal is made once, as the RpcError the JSON-RPC binding answers, and rendered
+ * here: the HTTP status and canonical status name come from its JSON-RPC code (§5.4's table), and
+ * its `data` (the ErrorInfo of an A2A error) becomes `details`.
+ */
+import type { RpcError } from "../jsonrpc.ts";
+
+/** Error bodies are plain JSON (google.rpc.Status is not an A2A object; the kit reads `application/json`). */
+export const REST_ERROR_HEADERS = { "content-type": "application/json" };
+
+/** JSON-RPC code → HTTP status and google.rpc.Code name (A2A v1.0 §5.4; the JSON-RPC ones by kind). */
+const STATUS_OF: Record<number, readonly [number, string]> = {
+  [-32001]: [404, "NOT_FOUND"],
+  [-32002]: [400, "FAILED_PRECONDITION"],
+  [-32003]: [400, "FAILED_PRECONDITION"],
+  [-32004]: [400, "FAILED_PRECONDITION"],
+  [-32005]: [400, "INVALID_ARGUMENT"],
+  [-32006]: [500, "INTERNAL"],
+  [-32007]: [400, "FAILED_PRECONDITION"],
+  [-32008]: [400, "FAILED_PRECONDITION"],
+  [-32009]: [400, "FAILED_PRECONDITION"],
+  [-32700]: [400, "INVALID_ARGUMENT"],
+  [-32600]: [400, "INVALID_ARGUMENT"],
+  [-32601]: [404, "NOT_FOUND"],
+  [-32602]: [400, "INVALID_ARGUMENT"],
+  [-32603]: [500, "INTERNAL"],
+};
+
+/** Canonical names for statuses the binding answers outside the table (405, 413, 415, 401, 403). */
+const NAME_OF_STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  405: "UNIMPLEMENTED",
+  413: "RESOURCE_EXHAUSTED",
+  415: "INVALID_ARGUMENT",
+  500: "INTERNAL",
+};
+
+/**
+ * ErrorInfo for a params refusal: the reason the @a2a-js/sdk client reads as RequestMalformedError
+ * (its own server writes the same).
+ */
+const INVALID_PARAMS_INFO = {
+  "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+  reason: "INVALID_PARAMS",
+  domain: "a2a-protocol.org",
+};
+
+/** A Status body with `code` = `status`. */
+export function statusResponse(
+  status: number,
+  message: string,
+  details: unknown[] = [],
+  headers: Record<string, string> = {},
+): Response {
+  const error = {
+    code: status,
+    status: NAME_OF_STATUS[status] ?? "UNKNOWN",
+    message,
+    details,
+  };
+  return new Response(JSON.stringify({ error }), {
+    status,
+    headers: { ...REST_ERROR_HEADERS, ...headers },
+  });
+}
+
+/**
+ * The RpcError in the REST form. `status` overrides the table: a request body whose media type is
+ * not JSON is 415, HTTP's own answer for it (the part-level ContentTypeNotSupported stays 400).
+ */
+export function restError(e: RpcError, status?: number): Response {
+  const [httpStatus, name] = STATUS_OF[e.code] ?? [500, "INTERNAL"];
+  const code = status ?? httpStatus;
+  const details = e.data ?? (e.code === -32602 ? [INVALID_PARAMS_INFO] : []);
+  const error = {
+    code,
+    status: status ? NAME_OF_STATUS[status] ?? name : name,
+    message: e.message,
+    details,
+  };
+  return new Response(JSON.stringify({ error }), { status: code, headers: REST_ERROR_HEADERS });
+}
