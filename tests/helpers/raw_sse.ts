@@ -47,6 +47,26 @@ export class RawSse {
     return new RawSse(conn);
   }
 
+  /** A GET on an HTTP+JSON stream route (e.g. `/murmur/session:watch`): bare events. */
+  static async openGet(
+    base: string,
+    path: string,
+    headers: Record<string, string> = {},
+  ): Promise<RawSse> {
+    const url = new URL(base);
+    const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
+    const head = [
+      `GET ${path} HTTP/1.1`,
+      `Host: ${url.host}`,
+      `A2A-Version: 1.0`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      "",
+      "",
+    ].join("\r\n");
+    await conn.write(enc.encode(head));
+    return new RawSse(conn);
+  }
+
   /**
    * Reads until `until` is satisfied or the connection ends, bounded by `ms`; `stop` (checked
    * between reads) ends it early too.
