@@ -5,28 +5,33 @@
  * here: the HTTP status and canonical status name come from its JSON-RPC code (§5.4's table), and
  * its `data` (the ErrorInfo of an A2A error) becomes `details`.
  */
+import { RPC_ERRORS, type RpcErrorName } from "../../diagnostics.ts";
 import type { RpcError } from "../jsonrpc.ts";
 
 /** Error bodies are plain JSON (google.rpc.Status is not an A2A object; the kit reads `application/json`). */
 export const REST_ERROR_HEADERS = { "content-type": "application/json" };
 
-/** JSON-RPC code → HTTP status and google.rpc.Code name (A2A v1.0 §5.4; the JSON-RPC ones by kind). */
-const STATUS_OF: Record<number, readonly [number, string]> = {
-  [-32001]: [404, "NOT_FOUND"],
-  [-32002]: [400, "FAILED_PRECONDITION"],
-  [-32003]: [400, "FAILED_PRECONDITION"],
-  [-32004]: [400, "FAILED_PRECONDITION"],
-  [-32005]: [400, "INVALID_ARGUMENT"],
-  [-32006]: [500, "INTERNAL"],
-  [-32007]: [400, "FAILED_PRECONDITION"],
-  [-32008]: [400, "FAILED_PRECONDITION"],
-  [-32009]: [400, "FAILED_PRECONDITION"],
-  [-32700]: [400, "INVALID_ARGUMENT"],
-  [-32600]: [400, "INVALID_ARGUMENT"],
-  [-32601]: [404, "NOT_FOUND"],
-  [-32602]: [400, "INVALID_ARGUMENT"],
-  [-32603]: [500, "INTERNAL"],
+/** Each error of the registry → HTTP status and google.rpc.Code name (A2A v1.0 §5.4). */
+const STATUS_BY_NAME: Record<RpcErrorName, readonly [number, string]> = {
+  taskNotFound: [404, "NOT_FOUND"],
+  taskNotCancelable: [400, "FAILED_PRECONDITION"],
+  pushNotificationNotSupported: [400, "FAILED_PRECONDITION"],
+  unsupportedOperation: [400, "FAILED_PRECONDITION"],
+  contentTypeNotSupported: [400, "INVALID_ARGUMENT"],
+  versionNotSupported: [400, "FAILED_PRECONDITION"],
+  parseError: [400, "INVALID_ARGUMENT"],
+  invalidRequest: [400, "INVALID_ARGUMENT"],
+  methodNotFound: [404, "NOT_FOUND"],
+  invalidParams: [400, "INVALID_ARGUMENT"],
+  internalError: [500, "INTERNAL"],
 };
+
+/** The same, by JSON-RPC code. */
+const STATUS_OF = new Map<number, readonly [number, string]>(
+  (Object.keys(STATUS_BY_NAME) as RpcErrorName[]).map((
+    n,
+  ) => [RPC_ERRORS[n].code, STATUS_BY_NAME[n]]),
+);
 
 /** Canonical names for statuses the binding answers outside the table (405, 413, 415, 401, 403). */
 const NAME_OF_STATUS: Record<number, string> = {
@@ -74,9 +79,9 @@ export function statusResponse(
  * not JSON is 415, HTTP's own answer for it (the part-level ContentTypeNotSupported stays 400).
  */
 export function restError(e: RpcError, status?: number): Response {
-  const [httpStatus, name] = STATUS_OF[e.code] ?? [500, "INTERNAL"];
+  const [httpStatus, name] = STATUS_OF.get(e.code) ?? [500, "INTERNAL"];
   const code = status ?? httpStatus;
-  const details = e.data ?? (e.code === -32602 ? [INVALID_PARAMS_INFO] : []);
+  const details = e.data ?? (e.code === RPC_ERRORS.invalidParams.code ? [INVALID_PARAMS_INFO] : []);
   const error = {
     code,
     status: status ? NAME_OF_STATUS[status] ?? name : name,
