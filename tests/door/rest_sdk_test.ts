@@ -217,3 +217,48 @@ Deno.test("SDK client over HTTP+JSON: send, stream, subscribe, get, list, cancel
     await cap.close();
   }
 });
+
+Deno.test("SDK client over HTTP+JSON: the push-config routes of a door with push on", async () => {
+  const cap = await capsule({
+    lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    network: { push_notifications: { enabled: true, allow_private: true } },
+    script: { tasks: [{ turns: [{ steps: [{ text: "waited", delay_ms: 600_000 }] }] }] },
+  });
+  try {
+    const seen: string[] = [];
+    const c = await restClient(cap.base, seen);
+    const t = taskOf(
+      await c.sendMessage(q({ message: msg("wait"), configuration: { returnImmediately: true } })),
+    );
+    const made = await c.createTaskPushNotificationConfig(q({
+      taskId: t.id,
+      id: "cfg-1",
+      url: "http://127.0.0.1:9/hook",
+      token: "tok",
+    }));
+    assert.equal(made.id, "cfg-1");
+    assert.equal(made.taskId, t.id);
+    const got = await c.getTaskPushNotificationConfig(q({ taskId: t.id, id: "cfg-1" }));
+    assert.equal(got.url, "http://127.0.0.1:9/hook");
+    const listed = await c.listTaskPushNotificationConfig(q({ taskId: t.id }));
+    assert.deepEqual(listed.configs.map((x) => x.id), ["cfg-1"]);
+    await c.deleteTaskPushNotificationConfig(q({ taskId: t.id, id: "cfg-1" }));
+    // Idempotent: deleting again is no error.
+    await c.deleteTaskPushNotificationConfig(q({ taskId: t.id, id: "cfg-1" }));
+    await assert.rejects(
+      () => c.getTaskPushNotificationConfig(q({ taskId: t.id, id: "cfg-1" })),
+      restError("TaskNotFoundError", 404),
+    );
+    for (
+      const route of [
+        `POST /tasks/${t.id}/pushNotificationConfigs`,
+        `GET /tasks/${t.id}/pushNotificationConfigs/cfg-1`,
+        `GET /tasks/${t.id}/pushNotificationConfigs`,
+        `DELETE /tasks/${t.id}/pushNotificationConfigs/cfg-1`,
+      ]
+    ) assert.ok(seen.includes(route), `${route} not in:\n${seen.join("\n")}`);
+    await c.cancelTask(q({ id: t.id }));
+  } finally {
+    await cap.close();
+  }
+});
