@@ -141,6 +141,20 @@ Deno.test("HTTP+JSON refusals: route, media type, body, version, method, params 
       /waitSecs must be an integer from 0 to 30/,
     );
 
+    // A route that takes no body refuses one declared, without reading it.
+    info = refused(
+      await post(b, "{}", JSON_V, "/tasks", "DELETE"),
+      405,
+      "UNIMPLEMENTED",
+    );
+    info = refused(
+      await post(b, "{}", JSON_V, "/tasks/t1/pushNotificationConfigs/c1", "DELETE"),
+      400,
+      "INVALID_ARGUMENT",
+      /DELETE \/tasks\/t1\/pushNotificationConfigs\/c1 takes no request body/,
+    );
+    assert.equal(info?.reason, "INVALID_PARAMS");
+
     // Nothing above was taken.
     const all = await get(b, "/tasks");
     assert.equal(all.status, 200, all.text);

@@ -1,6 +1,7 @@
 /**
  * The door under a generative fuzzer (issue 10): at least 10,000 requests per run, each made
- * from a method's params and then broken (gen.ts), sent 24 at a time over raw TCP, and each
+ * from a method's params and then broken (gen.ts), a third of them sent to the method's HTTP+JSON
+ * route instead (rest_gen.ts, judged by rest_oracle.ts), sent 24 at a time over raw TCP, and each
  * answer compared with what the rules say it must be (oracle.ts). The session holds one working
  * task the whole time; afterwards the process is alive, the task list and the event log are
  * exactly what they were, and every stream the fuzzer opened has released its subscription.
@@ -157,26 +158,68 @@ export function judge(e: Expect, got: RawResult, held: string): string | null {
       if (!first || first.jsonrpc !== "2.0" || JSON.stringify(first.id) !== JSON.stringify(e.id)) {
         return `stream's first event ${res.events[0]?.slice(0, 200)}`;
       }
-      const r = first.result as J;
-      if (e.what === "rejected") {
-        const t = r.task as J | undefined;
-        if ((t?.status as J | undefined)?.state !== "TASK_STATE_REJECTED") {
-          return `not a rejected task: ${res.events[0]}`;
-        }
-      } else if (e.what === "subscribe") {
-        if ((r.task as J | undefined)?.id !== held) {
-          return `subscription opened on ${res.events[0]}`;
-        }
-      } else {
-        const md = ((r.message as J | undefined)?.metadata as J | undefined)?.[STREAM_URI] as
-          | J
-          | undefined;
-        if (md?.frame !== "connection-ack") return `watch opened with ${res.events[0]}`;
+      return firstEvent(e.what, first.result as J, held, res.events[0]);
+    }
+    case "rest-error": {
+      if (res.status !== e.status) return `HTTP ${res.status}, expected ${e.status}: ${body}`;
+      if (!ctype.startsWith("application/json")) return `content-type ${ctype}: ${body}`;
+      const j = parseJson(res.body) as J | undefined;
+      const st = j?.error as J | undefined;
+      if (
+        !st || Object.keys(j!).length !== 1 || st.code !== e.status ||
+        typeof st.status !== "string" || typeof st.message !== "string" ||
+        !Array.isArray(st.details)
+      ) {
+        return `not a Status body: ${body}`;
+      }
+      const reason =
+        (st.details as J[]).find((d) => d["@type"] === "type.googleapis.com/google.rpc.ErrorInfo")
+          ?.reason ?? null;
+      if (reason !== e.reason) return `reason ${reason}, expected ${e.reason}: ${body}`;
+      if ((e.status === 401 || e.status === 403) && !header(res, "www-authenticate")) {
+        return "refusal without www-authenticate";
+      }
+      if (e.allow && header(res, "allow") !== e.allow.join(", ")) {
+        return `allow ${header(res, "allow")}, expected ${e.allow.join(", ")}`;
       }
       return null;
     }
+    case "rest-result": {
+      if (res.status !== 200) return `HTTP ${res.status}, expected a result: ${body}`;
+      if (ctype !== "application/a2a+json") return `content-type ${ctype}`;
+      const j = parseJson(res.body) as J | undefined;
+      if (!j || "error" in j) return `expected a result (${e.what}), got ${body}`;
+      return checkResult(e.what, j, held);
+    }
+    case "rest-stream": {
+      if (res.status !== 200 || !ctype.startsWith("text/event-stream")) {
+        return `expected a stream (${e.what}), got HTTP ${res.status} ${ctype}: ${body}`;
+      }
+      const first = res.events[0] ? JSON.parse(res.events[0]) as J : undefined;
+      if (!first || "jsonrpc" in first) {
+        return `stream's first event ${res.events[0]?.slice(0, 200)}`;
+      }
+      return firstEvent(e.what, first, held, res.events[0]);
+    }
   }
   return `oracle said ${JSON.stringify(e)}`;
+}
+
+/** The first event of a stream, JSON-RPC's `result` or HTTP+JSON's bare StreamResponse. */
+function firstEvent(what: string, r: J, held: string, raw: string): string | null {
+  if (what === "rejected") {
+    const t = r.task as J | undefined;
+    return (t?.status as J | undefined)?.state === "TASK_STATE_REJECTED"
+      ? null
+      : `not a rejected task: ${raw}`;
+  }
+  if (what === "subscribe") {
+    return (r.task as J | undefined)?.id === held ? null : `subscription opened on ${raw}`;
+  }
+  const md = ((r.message as J | undefined)?.metadata as J | undefined)?.[STREAM_URI] as
+    | J
+    | undefined;
+  return md?.frame === "connection-ack" ? null : `watch opened with ${raw}`;
 }
 
 function checkResult(what: string, r: J, held: string): string | null {
@@ -341,6 +384,8 @@ async function fuzzDoor(label: string, auth: boolean, acceptance: "single" | "no
         ? `http ${g.expect.status}`
         : g.expect.kind === "rpc-error"
         ? `rpc ${g.expect.code}`
+        : g.expect.kind === "rest-error"
+        ? `rest ${g.expect.status}${g.expect.reason ? ` ${g.expect.reason}` : ""}`
         : g.expect.kind;
       kinds.set(key, (kinds.get(key) ?? 0) + 1);
       const problem = judge(g.expect, got, held);

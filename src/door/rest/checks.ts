@@ -80,22 +80,33 @@ const unsupportedMedia = (ctype: string | null) =>
     415,
   );
 
+const tooLarge = () =>
+  statusResponse(
+    413,
+    `this door reads request bodies of at most ${BODY_CAP_BYTES} bytes (8 MiB); send a smaller message`,
+  );
+const cut = () => statusResponse(400, "the request body ended before its announced length");
+
 const body: Step<RestRequest> = async (r) => {
   r.body = {};
-  // A route without a body ignores whatever came with it (GET, DELETE).
-  if (!r.route!.body) return;
+  if (!r.route!.body) {
+    // A route without a body (GET, DELETE) takes none: one declared is refused before it is read
+    // (Deno.serve hands a GET handler no body to read, and one left unread would let the
+    // connection end under a stream whenever the client stops sending it).
+    const length = r.req.headers.get("content-length");
+    if (length !== null && Number(length) > BODY_CAP_BYTES) return tooLarge();
+    if ((length !== null && length.trim() !== "0") || r.req.headers.has("transfer-encoding")) {
+      return restError(
+        invalidParams(`Invalid params: ${r.req.method} ${r.url.pathname} takes no request body`),
+      );
+    }
+    return;
+  }
   const ctype = r.req.headers.get("content-type");
   if (ctype !== null && !jsonMediaType(ctype)) return unsupportedMedia(ctype);
   const bytes = await readCapped(r.req);
-  if (bytes === "too-large") {
-    return statusResponse(
-      413,
-      `this door reads request bodies of at most ${BODY_CAP_BYTES} bytes (8 MiB); send a smaller message`,
-    );
-  }
-  if (bytes === "cut") {
-    return statusResponse(400, "the request body ended before its announced length");
-  }
+  if (bytes === "too-large") return tooLarge();
+  if (bytes === "cut") return cut();
   if (bytes.length === 0) return;
   if (ctype === null) return unsupportedMedia(null);
   let value: unknown;

@@ -5,6 +5,8 @@
  */
 import { chance, int, logSize, pick, type Rand } from "../helpers/rand.ts";
 import { BODY_CAP, type Case, type Door, DOOR_URI, type Expect, expected } from "./oracle.ts";
+import { isRestTarget, restExpected } from "./rest_oracle.ts";
+import { toRest } from "./rest_gen.ts";
 
 const enc = new TextEncoder();
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -575,6 +577,18 @@ function draw(r: Rand, door: Door, ids: Ids, caseId: number): Generated {
     ]);
     notes.push(`${c.method} ${c.target}`);
   }
+  // A third of the cases go to the HTTP+JSON binding instead (rest_gen.ts).
+  if (chance(r, 0.35)) {
+    let params = env.params === undefined ? new Uint8Array() : serialize({ p: env.params }, raws);
+    if (env.params !== undefined) params = params.subarray(5, params.length - 1); // {"p":…}
+    if (chance(r, 0.12) && params.length) {
+      const [b, note] = mutateBytes(r, params);
+      params = b;
+      notes.push(note);
+    }
+    notes.push(toRest(r, c, method, env.params, params, ids.held));
+    body = c.body;
+  }
   if (chance(r, 0.04)) {
     switch (int(r, 0, 4)) {
       case 0:
@@ -599,5 +613,6 @@ function draw(r: Rand, door: Door, ids: Ids, caseId: number): Generated {
         notes.push(`declared ${c.contentLength} bytes, sent ${body.length}`);
     }
   }
-  return { c, expect: expected(c, door), notes, id: caseId };
+  const expect = isRestTarget(c.target) ? restExpected(c, door) : expected(c, door);
+  return { c, expect, notes, id: caseId };
 }

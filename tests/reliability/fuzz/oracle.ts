@@ -16,6 +16,10 @@ export type Expect =
   | { kind: "rpc-result"; id: RpcId; what: "task" | "rejected" | "list" | "card" | "poll" }
   | { kind: "stream"; id: RpcId; what: "rejected" | "subscribe" | "watch" }
   | { kind: "card" }
+  /** HTTP+JSON (rest_oracle.ts): a Status refusal, with its ErrorInfo reason when it has one. */
+  | { kind: "rest-error"; status: number; reason: string | null; allow?: string[] }
+  | { kind: "rest-result"; what: "task" | "rejected" | "list" | "card" | "poll" }
+  | { kind: "rest-stream"; what: "rejected" | "subscribe" | "watch" }
   /** A request that would change the session (cancel the held task, stop): never sent. */
   | { kind: "unsafe" };
 
@@ -46,6 +50,14 @@ export interface Door {
   /** The one task the session holds (WORKING the whole run). */
   heldTask: string;
 }
+
+/** The push-config methods: refused PushNotificationNotSupported (push is off on these doors). */
+export const PUSH_METHODS = [
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
+];
 
 const BASE_METHODS = [
   "SendMessage",
@@ -149,7 +161,8 @@ export function expected(c: Case, door: Door): Expect {
   return methodAnswer(method, params, id, door);
 }
 
-function methodAnswer(method: string, p: Obj, id: RpcId, door: Door): Expect {
+/** The method's own answer to params that passed the binding's checks (both bindings). */
+export function methodAnswer(method: string, p: Obj, id: RpcId, door: Door): Expect {
   switch (method) {
     case "SendMessage":
     case "SendStreamingMessage":
@@ -311,7 +324,7 @@ function sendAnswer(streaming: boolean, p: Obj, id: RpcId, door: Door): Expect {
 }
 
 /** How deeply a JSON text nests arrays and objects, read from its UTF-8 bytes (strings skipped). */
-function depthOf(bytes: Uint8Array): number {
+export function depthOf(bytes: Uint8Array): number {
   let max = 0;
   let d = 0;
   let str = false;
