@@ -4,7 +4,7 @@
  * (or odd ones), the rest of its params as the JSON body (POST) or the query string (GET) — and
  * sometimes a route that does not exist or an HTTP method the route does not answer.
  */
-import { chance, int, pick, type Rand } from "../helpers/rand.ts";
+import { chance, pick, type Rand } from "../helpers/rand.ts";
 import type { Case } from "./oracle.ts";
 
 type Obj = Record<string, unknown>;
