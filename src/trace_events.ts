@@ -271,6 +271,7 @@ interface CrewLines {
     delegation_id: string;
     capsule: string;
     child_session_id: string;
+    child_pid: number;
     child_workdir: string;
     child_task_id: string;
   };

@@ -18,6 +18,7 @@ import { crewCallees } from "../crew/crew_file.ts";
 import {
   callMemberTool,
   DEFAULT_DEADLINE_SECS,
+  delegateTaskTool,
   endWithoutAnswerTool,
 } from "../session/crew_tools.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
@@ -236,6 +237,19 @@ export async function runCommand(args: string[]): Promise<number> {
       toolbox.register(tool);
       sessionTools.set(tool.name, tool);
     }
+  }
+  // A capsule that may start children for a task (README "Crews": delegate-task).
+  const spawnTargets = manifest.capabilities.spawn?.allow ?? [];
+  if (spawnTargets.length > 0) {
+    const tool = delegateTaskTool({
+      registry: session.registry,
+      trace: () => session.trace,
+      targets: spawnTargets,
+      workdirRoot: workdir.root,
+      deadlineSecs: manifest.lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS,
+    });
+    toolbox.register(tool);
+    sessionTools.set(tool.name, tool);
   }
   // MURMUR.md (the model's onboarding file) is written before the door binds, so a workdir that
   // cannot take it fails the launch with a coded error and nothing started.

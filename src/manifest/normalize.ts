@@ -7,6 +7,7 @@ import { dirname, resolve } from "node:path";
 import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, PROCESS_DEFAULTS } from "./schema.ts";
+import { spawnName } from "./spawn.ts";
 import type {
   Credential,
   DriverName,
@@ -87,6 +88,14 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       filesystem: {
         readOnly: (doc.capabilities?.filesystem?.read_only ?? []).map(normalizeSubtree),
       },
+      ...(doc.capabilities?.spawn?.allow && {
+        spawn: {
+          allow: doc.capabilities.spawn.allow.map((p) => ({
+            name: spawnName(p),
+            path: resolve(dir, p),
+          })),
+        },
+      }),
     },
     observability: {
       ...(doc.observability?.otel_endpoint !== undefined && {

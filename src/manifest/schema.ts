@@ -8,6 +8,7 @@
  * `W-SEC-019` warnings and drops them before the real validation (contract: unknown keys are a
  * warning, not an error).
  */
+import { spawnName } from "./spawn.ts";
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
@@ -317,9 +318,29 @@ const observabilitySchema = mapping({
   otel_content: bool().optional(),
 });
 
+/** `spawn.allow`: manifest paths whose names (spawn.ts) are distinct and not empty. */
+const spawnAllow = () =>
+  list(nonEmpty()).superRefine((paths, ctx) => {
+    const seen = new Map<string, string>();
+    for (const p of paths) {
+      const name = spawnName(p);
+      if (name === "" || name === "..") {
+        ctx.addIssue({ code: "custom", message: `${show(p)} names no capsule folder or file` });
+      } else if (seen.has(name)) {
+        ctx.addIssue({
+          code: "custom",
+          message: `${show(p)} and ${
+            show(seen.get(name))
+          } both name a capsule '${name}'; the model names a child by that name, so it must be unique`,
+        });
+      } else seen.set(name, p);
+    }
+  });
+
 const capabilitiesSchema = mapping({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
   filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+  spawn: mapping({ allow: spawnAllow().optional() }).optional(),
 });
 
 /**

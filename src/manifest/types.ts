@@ -100,6 +100,14 @@ export interface PushConfig {
 export interface CapabilitiesConfig {
   shell: { allow: string[] };
   filesystem: { readOnly: string[] };
+  /** `spawn.allow` (README "Crews": `delegate-task`); absent when not declared. */
+  spawn?: { allow: SpawnTarget[] };
+}
+
+/** A manifest `delegate-task` may start a child from: its name and absolute path. */
+export interface SpawnTarget {
+  name: string;
+  path: string;
 }
 
 /** OpenTelemetry export (src/otel/): where spans go, and whether they carry content. */

@@ -3,9 +3,13 @@
  * (README "Crews"): `call-member` hands a member a task and returns at once, the answer joining
  * the conversation after the turn (src/session/continuation.ts `handedOffWork`);
  * `end-without-answer` ends a task another capsule sent without an answer, so the caller is told
- * plainly that none was given. A refusal is a tool error that sends nothing.
+ * plainly that none was given; `delegate-task` (given by `capabilities.spawn.allow`) starts a
+ * child capsule for one task, its outcome joining the same way. A refusal is a tool error that
+ * sends nothing.
  */
+import { delegation } from "../crew/delegation.ts";
 import { memberCall } from "../crew/member_call.ts";
+import type { SpawnTarget } from "../manifest/types.ts";
 import { newId } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { notReached, type Tool, type ToolResult } from "../tools/types.ts";
@@ -199,6 +203,93 @@ export function endWithoutAnswerTool(d: CrewToolDeps): Tool {
           false,
           0,
         ),
+      );
+    },
+  };
+}
+
+export interface DelegateToolDeps {
+  registry: Registry;
+  trace: () => TraceWriter;
+  /** `capabilities.spawn.allow`. */
+  targets: SpawnTarget[];
+  /** The session's workdir: children run in `delegations/<id>` under it. */
+  workdirRoot: string;
+  deadlineSecs: number;
+  clock?: () => number;
+}
+
+export function delegateTaskTool(d: DelegateToolDeps): Tool {
+  const clock = d.clock ?? Date.now;
+  const names = d.targets.map((t) => t.name);
+  return {
+    name: "delegate-task",
+    description: `Start a capsule of its own (${
+      names.join(", ")
+    }) for one task and hand it the task. 'task' is the child's whole first message, so put everything it needs in it. The call returns once the child holds the task; its outcome is not in the result: the runtime adds it to this conversation after you end your turn, so do not wait or poll. The child is ended once its outcome is read.`,
+    inputSchema: {
+      type: "object",
+      properties: {
+        capsule: { type: "string", enum: names, description: "Which capsule to start." },
+        task: { type: "string", description: "The whole task, as the child should read it." },
+      },
+      required: ["capsule", "task"],
+    },
+    async call(input, ctx): Promise<ToolResult> {
+      const started = clock();
+      const name = str(input.capsule);
+      const text = typeof input.task === "string" ? input.task : "";
+      const target = d.targets.find((t) => t.name === name);
+      const task = d.registry.get(ctx.taskId);
+      if (!target) {
+        return notReached(
+          `'${name}' is not a capsule this capsule may start; capabilities.spawn.allow names: ${
+            names.join(", ")
+          }`,
+        );
+      }
+      if (text.trim() === "") {
+        return notReached(`'delegate-task' needs a task: the whole of what ${name} should do`);
+      }
+      if (!task || !task.handedOff) {
+        return notReached("'delegate-task' is answered only while a task runs");
+      }
+      if (task.noAnswer !== undefined) {
+        return notReached(
+          "'delegate-task' starts nothing from a task that is ending without an answer.",
+        );
+      }
+      const work = task.handedOff;
+      const dlg = delegation(newId("dlg"), target, text, {
+        trace: d.trace(),
+        parent: work.parent,
+        taskId: task.id,
+        trust: task.trusted ? "trusted" : "untrusted",
+        deadlineSecs: d.deadlineSecs,
+        clock,
+        workdirRoot: d.workdirRoot,
+      });
+      work.add(dlg);
+      const first = await dlg.begin();
+      const base = { delegation_id: dlg.id, capsule: name };
+      const took = clock() - started;
+      if (first.kind === "ended") {
+        dlg.delivered = true;
+        const { status, output } = first.answer;
+        return fenced(
+          "delegate-task",
+          { ...base, status, output },
+          `[delegate-task] Delegation ${dlg.id} to ${name} ended ${status}, with no outcome from ${name}. Do not present an answer of your own as ${name}'s.`,
+          true,
+          took,
+        );
+      }
+      return fenced(
+        "delegate-task",
+        { ...base, status: "started", child_task_id: dlg.remoteTaskId },
+        `[delegate-task] ${name} is now working on delegation ${dlg.id} in a capsule of its own. Its outcome is not in this result and no tool fetches it: the runtime adds it to this conversation after you end your turn. Unless you still have work to hand out, end your turn now by replying without calling a tool.`,
+        false,
+        took,
       );
     },
   };

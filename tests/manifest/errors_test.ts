@@ -164,6 +164,14 @@ Deno.test("E-MAN-003: top-level, lifecycle and context values", async (t) => {
       "lifecycle.input_timeout_secs: must be a number of seconds > 0",
     ],
     [
+      `${BASE}lifecycle:\n  delegation_deadline_secs: 0\n`,
+      "lifecycle.delegation_deadline_secs: must be a number of seconds > 0",
+    ],
+    [
+      `${BASE}capabilities:\n  spawn:\n    allow: [kids/helper, other/helper.yaml]\n`,
+      "capabilities.spawn.allow: 'other/helper.yaml' and 'kids/helper' both name a capsule 'helper'; the model names a child by that name, so it must be unique",
+    ],
+    [
       `${BASE}lifecycle:\n  keep_working:\n    message: go\n    limit: -1\n`,
       "lifecycle.keep_working.limit: must be an integer >= 0",
     ],
