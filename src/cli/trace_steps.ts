@@ -68,7 +68,37 @@ const ROWS: Record<string, Row> = {
     `task_reopened ${num(e, "reopen_number") ?? "?"}  by ${str(e, "hook_name") ?? "?"}  ${
       str(e, "attempt_context") ?? "?"
     }  “${short(str(e, "reason") ?? "", 80)}”`,
-  task_continued: (e) => `task_continued ${num(e, "continuation_number") ?? "?"}`,
+  task_continued: (e) =>
+    `task_continued  ${list(e, "member_calls").length} member answer(s), ${
+      list(e, "delegations").length
+    } delegation outcome(s)  waited ${duration(num(e, "waited_ms"))}`,
+  // Crews (README "Crews"): the caller's side names the member's task, the member's side
+  // (a2a_task_received of a `msg_<call id>` message) names the call.
+  a2a_task_received: (e) =>
+    `called by ${(str(e, "message_id") ?? "").slice("msg_".length)}  task ${
+      str(e, "task_id") ?? "?"
+    }`,
+  member_call_busy: (e) =>
+    `member_call_busy ${str(e, "call_id") ?? "?"}  ${str(e, "member") ?? "?"}  offer ${
+      num(e, "offer") ?? "?"
+    }`,
+  member_call_start: (e) =>
+    `member_call_start ${str(e, "call_id") ?? "?"}  → ${str(e, "member") ?? "?"} task ${
+      str(e, "member_task_id") ?? "?"
+    }`,
+  member_call: (e) =>
+    `member_call ${str(e, "call_id") ?? "?"}  ${str(e, "member") ?? "?"}  ${
+      str(e, "status") ?? "?"
+    }  ${duration(num(e, "duration_ms"))}`,
+  delegation_start: (e) =>
+    `delegation_start ${str(e, "delegation_id") ?? "?"}  → ${str(e, "capsule") ?? "?"} session ${
+      str(e, "child_session_id") ?? "?"
+    } task ${str(e, "child_task_id") ?? "?"}`,
+  delegation: (e) =>
+    `delegation ${str(e, "delegation_id") ?? "?"}  ${str(e, "capsule") ?? "?"}  ${
+      str(e, "outcome") ?? "?"
+    }  ${duration(num(e, "duration_ms"))}`,
+  no_answer: (e) => `no_answer  “${short(str(e, "reason") ?? "", 80)}”`,
   task_end: (e) =>
     `task_end  ${str(e, "exit_status") ?? "?"}  ${num(e, "turns") ?? "?"} turns  ${
       duration(num(e, "duration_ms"))
@@ -88,6 +118,18 @@ const ROWS: Record<string, Row> = {
     }`,
 };
 
+function list(e: TraceEvent, key: string): unknown[] {
+  const v = (e as Record<string, unknown>)[key];
+  return Array.isArray(v) ? v : [];
+}
+
+/** Shown: a type with a row; `a2a_task_received` only for a crew call's message. */
+function shown(e: TraceEvent): boolean {
+  if (!ROWS[e.event_type]) return false;
+  if (e.event_type !== "a2a_task_received") return true;
+  return /^msg_(mcl|dlg)_/.test(str(e, "message_id") ?? "");
+}
+
 /** The tree as indented lines (two spaces per level), children in file order. */
 export function stepsTree(events: TraceEvent[]): string[] {
   const byId = new Map(events.map((e) => [e.event_id, e]));
@@ -100,13 +142,13 @@ export function stepsTree(events: TraceEvent[]): string[] {
     while (p !== null && byId.has(p) && !seen.has(p)) {
       seen.add(p);
       const pe = byId.get(p)!;
-      if (ROWS[pe.event_type]) return p;
+      if (shown(pe)) return p;
       p = pe.parent_id;
     }
     return e === root ? null : root.event_id;
   };
   for (const e of events) {
-    if (e === root || !ROWS[e.event_type]) continue;
+    if (e === root || !shown(e)) continue;
     const p = shownParent(e);
     const list = children.get(p) ?? [];
     list.push(e);

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { readConversation } from "../helpers/conversation.ts";
+import { runMur } from "../cli/helpers.ts";
 import { TcpProxy } from "../helpers/tcp_proxy.ts";
 import { until } from "../helpers/until.ts";
 import {
@@ -99,6 +100,23 @@ Deno.test("call-member: two calls in one turn, the waiting statuses, one continu
     assert.deepEqual(
       [...(cont[0].member_calls as string[])].sort(),
       starts.map((s) => s.call_id as string).sort(),
+    );
+
+    // `mur trace steps` shows the link from both sides: caller task → member task.
+    const alphaStart = starts.find((l) => l.member === "alpha")!;
+    const callerSteps = await runMur(["trace", "steps", lead.ready.workdir]);
+    assert.equal(callerSteps.code, 0, callerSteps.stderr);
+    assert.match(
+      callerSteps.stdout,
+      new RegExp(
+        `\n    member_call_start ${alphaStart.call_id}  → alpha task ${alphaStart.member_task_id}\n`,
+      ),
+    );
+    assert.match(callerSteps.stdout, /\n      task_continued  2 member answer\(s\), 0 delegation/);
+    const memberSteps = await runMur(["trace", "steps", alpha.ready.workdir]);
+    assert.match(
+      memberSteps.stdout,
+      new RegExp(`\n  called by ${alphaStart.call_id}  task ${alphaStart.member_task_id}\n`),
     );
   } finally {
     await closeAll([lead, alpha, beta]);
