@@ -67,6 +67,12 @@ export const DIAGNOSTICS = {
   "W-RUN-002": "the harness version is not one mur was tested with",
   "W-RUN-003":
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
+  "W-CLU-001":
+    "the capsule cannot publish to its `cluster.redis` (unreachable, refused): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
+  "W-CLU-002":
+    "`cluster` with `network.authentication` but no `MURMUR_CLUSTER_KEY`: edges cannot verify this session's tokens and refuse its calls",
+  "E-EDGE-001":
+    "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
   "W-OTEL-001":
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-PUSH-001":

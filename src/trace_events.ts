@@ -234,6 +234,17 @@ interface SessionLines {
    * by the collector, and dropped (queue full, collector unreachable, refused or too slow).
    */
   otel_export: { endpoint: string; spans: number; exported: number; dropped: number };
+  /**
+   * Publishing to the cluster's Redis (src/cluster/publisher.ts; README "Beyond one machine"):
+   * `down` once when it stops taking events (the session goes on), `up` when it takes them again,
+   * with the events that could not be published (edges serve them as `gap` / `lagged`).
+   */
+  cluster_publish: {
+    redis: string;
+    state: "down" | "up";
+    error: string | null;
+    lost_events: number;
+  };
 }
 
 /**

@@ -273,6 +273,17 @@ export async function runCommand(args: string[]): Promise<number> {
   // trace; requests that arrive meanwhile wait until the launch task is registered.
   let opened!: () => void;
   const ready = new Promise<void>((r) => (opened = r));
+  // A cluster (README "Beyond one machine"): loaded only with the manifest's `cluster:` block.
+  const cluster = manifest.cluster
+    ? await lazyImport<typeof import("../cluster/publish_session.ts")>(
+      new URL("../cluster/publish_session.ts", import.meta.url),
+    )
+    : null;
+  const env = (name: string) => Deno.env.get(name);
+  const warn = (line: string) => console.error(line);
+  const tokenKey = cluster
+    ? await cluster.clusterTokenKey(manifest, sessionId, env, warn)
+    : undefined;
   let door;
   try {
     door = await startDoor({
@@ -286,6 +297,7 @@ export async function runCommand(args: string[]): Promise<number> {
       warn: (line) => console.error(line),
       ready,
       push,
+      tokenKey,
     });
   } catch (e) {
     session.trace.close();
@@ -308,6 +320,19 @@ export async function runCommand(args: string[]): Promise<number> {
   }
 
   opened();
+  const publisher = cluster && manifest.cluster
+    ? cluster.startPublishing({
+      cluster: manifest.cluster,
+      session,
+      sessionEventId: () => session.sessionEventId,
+      manifest,
+      doorAddress: door.address,
+      cards: door.cards,
+      edgeAuth: !manifest.network.authentication ? "none" : tokenKey ? "shared" : "unverifiable",
+      env,
+      warn,
+    })
+    : null;
 
   // SIGTERM / SIGINT end the session cleanly; a second signal exits at once. Installed before the
   // running record and the announcement: a caller may signal as soon as it reads the url line.
@@ -382,6 +407,8 @@ export async function runCommand(args: string[]): Promise<number> {
   } finally {
     clearTimeout(grace);
     session.log.close();
+    // The stream's end goes to Redis (bounded: a Redis that does not answer delays nothing long).
+    await publisher?.stop();
     await door.shutdown();
     await removeRunningRecord(sessionId).catch(() => {});
     lock.release();

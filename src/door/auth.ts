@@ -1,7 +1,10 @@
 /**
  * Door tokens (README "The door": authentication): minted at launch, valid until the session ends.
  * `mdt1.<base64url(JSON {credential, scopes})>.<base64url(HMAC-SHA256)>`, MAC over
- * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory.
+ * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory — or, on a
+ * capsule that publishes to a cluster (README "Beyond one machine"), a key derived from the
+ * operator's shared `MURMUR_CLUSTER_KEY` and the session id, which `mur edge` derives the same way
+ * to verify the same tokens. The shared key is never written anywhere by mur, Redis included.
  */
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import type { Credential } from "../manifest/types.ts";
@@ -43,6 +46,29 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return diff === 0;
 }
 
+/** The environment variable holding the operator's shared cluster key. */
+export const CLUSTER_KEY_ENV = "MURMUR_CLUSTER_KEY";
+/** A shared key shorter than this is refused: it would be guessable. */
+export const CLUSTER_KEY_MIN_BYTES = 32;
+
+/**
+ * One session's token key from the shared cluster key: HMAC-SHA256(shared,
+ * `murmur-door-key-v1` 0x1f <session id>). Tokens stay bound to their session: another session's
+ * key differs, so a token is refused there as it is on a capsule's own door.
+ */
+export async function sessionTokenKey(shared: string, sessionId: string): Promise<Uint8Array> {
+  const k = await crypto.subtle.importKey(
+    "raw",
+    enc.encode(shared),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  return new Uint8Array(
+    await crypto.subtle.sign("HMAC", k, enc.encode(`murmur-door-key-v1\x1f${sessionId}`)),
+  );
+}
+
 export class DoorAuth {
   private constructor(
     private readonly key: CryptoKey,
@@ -50,10 +76,23 @@ export class DoorAuth {
     readonly tokens: Record<string, string>,
   ) {}
 
-  static async create(credentials: Credential[]): Promise<DoorAuth> {
+  /** Verifies tokens minted under `raw` (an edge's view of one session); mints none. */
+  static async verifying(raw: Uint8Array): Promise<DoorAuth> {
     const key = await crypto.subtle.importKey(
       "raw",
-      crypto.getRandomValues(new Uint8Array(32)),
+      raw as BufferSource,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    return new DoorAuth(key, {});
+  }
+
+  /** Mints the session's tokens under `raw`, or a random key held only in memory. */
+  static async create(credentials: Credential[], raw?: Uint8Array): Promise<DoorAuth> {
+    const key = await crypto.subtle.importKey(
+      "raw",
+      (raw ?? crypto.getRandomValues(new Uint8Array(32))) as BufferSource,
       { name: "HMAC", hash: "SHA-256" },
       false,
       ["sign"],

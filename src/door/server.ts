@@ -61,11 +61,15 @@ export interface DoorOptions {
   ready?: Promise<void>;
   /** Push notifications, when the manifest turns them on (src/push/push.ts). */
   push?: PushNotifications | null;
+  /** The token key (a cluster's session key, src/door/auth.ts); absent: a random one. */
+  tokenKey?: Uint8Array;
 }
 
 export interface Door {
   /** `localhost:<port>` */
   address: string;
+  /** The public card and, on an authenticated door, the extended one, as served. */
+  cards: { public: string; extended: string | null };
   port: number;
   tokens: Record<string, string> | null;
   shutdown(): Promise<void>;
@@ -74,7 +78,7 @@ export interface Door {
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
   const auth = manifest.network.authentication
-    ? await DoorAuth.create(manifest.network.authentication.credentials)
+    ? await DoorAuth.create(manifest.network.authentication.credentials, o.tokenKey)
     : null;
   const gate = new Gate(auth, manifest.name);
   // Filled in once the port is known (the card names it); no request is served before.
@@ -230,6 +234,10 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
 
   return {
     address,
+    cards: {
+      public: publicBody,
+      extended: built.extended === null ? null : JSON.stringify(built.extended),
+    },
     port,
     tokens: auth ? auth.tokens : null,
     async shutdown() {

@@ -55,9 +55,28 @@ export interface Replay {
   entries: LogEntry[];
 }
 
+/**
+ * A numbered event as another process wrote it (src/edge/mirror.ts reads them from Redis): its id
+ * and what the log would have made of its `EventInput`, the JSON already serialized.
+ */
+export interface MirroredEvent {
+  id: number;
+  taskId: string;
+  contextId: string;
+  standard: boolean;
+  state: TaskState;
+  terminal: boolean;
+  inputRequired: boolean;
+  activated: string;
+  /** The plain form when it differs from the activated one; null: the same bytes. */
+  plain: string | null;
+}
+
 export class EventLog {
   #ring: (LogEntry | undefined)[] = new Array(REPLAY_CAPACITY);
   #count = 0; // events ever appended; the last id issued
+  /** The oldest id the ring can hold: 1, or where a mirror's events start again after a hole. */
+  #base = 1;
   #subs = new Set<Subscription>();
   #closed = false;
   #block = new Uint8Array(0);
@@ -117,6 +136,41 @@ export class EventLog {
   }
 
   /**
+   * A mirror's append (src/edge/mirror.ts): the event keeps the id its capsule gave it. An id at
+   * or below the last one is a duplicate and is dropped (returns null). An id more than one above
+   * the last leaves a hole the mirror never saw: the ring starts again at it, so a replay from
+   * before the hole answers a `gap` (docs/protocol.md "Replay"), and every live subscription is
+   * told it lost the events in between (`lagged`), as a connection that fell behind would be.
+   */
+  appendMirrored(m: MirroredEvent): LogEntry | null {
+    if (this.#closed) throw new Error("event log is closed");
+    if (m.id <= this.#count) return null;
+    if (m.id > this.#count + 1) {
+      const lost = this.#count === 0 ? 0 : m.id - this.#count - 1;
+      this.#base = m.id;
+      if (lost > 0) { for (const sub of this.#subs) sub.lose(lost); }
+    }
+    this.#count = m.id;
+    const activated = this.#encode(m.activated);
+    const entry: LogEntry = {
+      id: m.id,
+      taskId: m.taskId,
+      contextId: m.contextId,
+      standard: m.standard,
+      state: m.state,
+      terminal: m.terminal,
+      inputRequired: m.inputRequired,
+      idLine: this.#idLine(m.id),
+      plain: m.standard ? (m.plain === null ? activated : this.#encode(m.plain)) : null,
+      activated,
+    };
+    this.#ring[(m.id - 1) % REPLAY_CAPACITY] = entry;
+    for (const sub of this.#subs) sub.offer(entry);
+    if (this.#waiters.size > 0) { for (const wake of [...this.#waiters]) wake(); }
+    return entry;
+  }
+
+  /**
    * UTF-8 into a shared block rather than a buffer per string: `TextEncoder.encode` allocates
    * a fresh ArrayBuffer through the runtime each time (about 3 µs for an event here, 1.4 µs for
    * an id line), `encodeInto` a block takes a tenth of that. A block lives while any entry still
@@ -159,7 +213,7 @@ export class EventLog {
   /** The oldest id still in the replay ring (0 when empty). */
   get firstAvailableId(): number {
     if (this.#count === 0) return 0;
-    return Math.max(1, this.#count - REPLAY_CAPACITY + 1);
+    return Math.max(this.#base, this.#count - REPLAY_CAPACITY + 1);
   }
 
   /**

@@ -90,6 +90,17 @@ export class Subscription {
   }
 
   /**
+   * Events this reader will never be offered (a mirror's hole, src/events/log.ts
+   * `appendMirrored`): counted as dropped, so the reader is told as it is of its own losses.
+   */
+  lose(n: number): void {
+    if (this.#ended || n <= 0) return;
+    this.#missed += n;
+    if (this.#listener) this.#schedule();
+    this.#notify();
+  }
+
+  /**
    * Tells `l` when events are queued: once per macrotask, or at once when the queue nears its
    * capacity; and when the stream ends. `take()` what is there each time.
    */

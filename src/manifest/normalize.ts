@@ -103,6 +103,12 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       }),
       otelContent: doc.observability?.otel_content ?? false,
     },
+    ...(doc.cluster && {
+      cluster: {
+        redis: doc.cluster.redis,
+        ...(doc.cluster.advertise !== undefined && { advertise: doc.cluster.advertise }),
+      },
+    }),
     tools: [],
     hooks: [],
   };

@@ -12,6 +12,7 @@ import { spawnName } from "./spawn.ts";
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
+import { parseRedisUrl } from "../cluster/redis.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
@@ -337,6 +338,14 @@ const spawnAllow = () =>
     }
   });
 
+/** Publishing to Redis for `mur edge` (README "Beyond one machine"; src/cluster/). */
+const clusterSchema = mapping({
+  redis: nonEmpty().refine((v) => typeof parseRedisUrl(v) !== "string", {
+    error: (iss) => `${show(iss.input)}: ${parseRedisUrl(String(iss.input))}`,
+  }),
+  advertise: otlpUrl().optional(),
+});
+
 const capabilitiesSchema = mapping({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
   filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
@@ -381,6 +390,7 @@ export const manifestSchema = mapping({
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
   observability: observabilitySchema.optional(),
+  cluster: clusterSchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
 });

@@ -118,6 +118,14 @@ export interface ObservabilityConfig {
   otelContent: boolean;
 }
 
+/** `cluster:` (README "Beyond one machine"): publish the session to Redis for `mur edge`. */
+export interface ClusterConfig {
+  /** `redis://[user[:password]@]host[:port][/db]`; the password may come from the environment. */
+  redis: string;
+  /** The door's address as edges reach it (default: the door's own `http://localhost:<port>`). */
+  advertise?: string;
+}
+
 export interface CommandToolConfig {
   kind: "command";
   name: string;
@@ -155,6 +163,7 @@ export interface Manifest {
   network: NetworkConfig;
   capabilities: CapabilitiesConfig;
   observability: ObservabilityConfig;
+  cluster?: ClusterConfig;
   tools: ToolConfig[];
   hooks: HookConfig[];
 }

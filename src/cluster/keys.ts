@@ -1,0 +1,32 @@
+/**
+ * What a capsule writes into Redis and an edge reads (README "Beyond one machine"): one stream of
+ * numbered events, one hash of tasks and one hash of facts per session, every key of a session
+ * under the same hash tag `{<session id>}` (so a Redis Cluster keeps a session's keys on one
+ * node). Every key expires `KEY_TTL_SECS` after the capsule last refreshed it: a capsule that dies
+ * leaves nothing behind for longer than that.
+ */
+
+/** The stream keeps at least this many events (`XADD … MAXLEN ~`): twice the replay buffer. */
+export const STREAM_MAXLEN = 1024;
+/** Keys live this long past the capsule's last refresh… */
+export const KEY_TTL_SECS = 30;
+/** …which comes this often while it runs. */
+export const REFRESH_MS = 10_000;
+
+export const sessionKeys = (sessionId: string) => ({
+  /** XADD `<event id>-0` per numbered event; `<last id>-1` marks the end of the session's stream. */
+  events: `mur:{${sessionId}}:events`,
+  /** task id → `{"changedAt":…,"task":<Task as GetTask answers it>}` */
+  tasks: `mur:{${sessionId}}:tasks`,
+  /** door, card, extendedCard, conversationMode, authenticated, name */
+  meta: `mur:{${sessionId}}:meta`,
+});
+
+/** SCAN pattern of every session's meta key. */
+export const META_PATTERN = "mur:{*}:meta";
+
+/** The session id in a meta key, or null. */
+export function sessionOfMeta(key: string): string | null {
+  const m = /^mur:\{([^}]+)\}:meta$/.exec(key);
+  return m ? m[1] : null;
+}

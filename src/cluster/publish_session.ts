@@ -1,0 +1,90 @@
+/**
+ * `mur run` with a `cluster:` block (README "Beyond one machine"): the shared token key, then the
+ * publisher over the session and its door, with its outages on stderr (W-CLU-001, once per
+ * outage) and in the trace (`cluster_publish`). Loaded only when the manifest has the block.
+ */
+import { warningLine } from "../errors.ts";
+import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES, sessionTokenKey } from "../door/auth.ts";
+import type { ClusterConfig, Manifest } from "../manifest/types.ts";
+import type { TraceWriter } from "../session/trace.ts";
+import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
+import { parseRedisUrl } from "./redis.ts";
+
+/**
+ * The session's token key from `MURMUR_CLUSTER_KEY`, or undefined (a random key, and W-CLU-002 on
+ * an authenticated capsule: edges cannot verify its tokens).
+ */
+export async function clusterTokenKey(
+  manifest: Manifest,
+  sessionId: string,
+  env: (name: string) => string | undefined,
+  warn: (line: string) => void,
+): Promise<Uint8Array | undefined> {
+  if (!manifest.network.authentication) return undefined;
+  const shared = env(CLUSTER_KEY_ENV);
+  if (!shared || new TextEncoder().encode(shared).length < CLUSTER_KEY_MIN_BYTES) {
+    warn(warningLine(
+      "W-CLU-002",
+      `${CLUSTER_KEY_ENV} is ${
+        shared ? `shorter than ${CLUSTER_KEY_MIN_BYTES} bytes` : "not set"
+      }: this session's tokens are its own, and mur edge refuses its calls; set the same ${CLUSTER_KEY_ENV} for the capsule and its edges`,
+    ));
+    return undefined;
+  }
+  return await sessionTokenKey(shared, sessionId);
+}
+
+export interface PublishInput {
+  cluster: ClusterConfig;
+  session: PublishedSession & { conversationMode: "stateless" | "threaded"; trace: TraceWriter };
+  sessionEventId: () => string | null;
+  manifest: Manifest;
+  /** `localhost:<port>` */
+  doorAddress: string;
+  cards: { public: string; extended: string | null };
+  /** Tokens here verify on edges (a shared key), or the session is public. */
+  edgeAuth: "none" | "shared" | "unverifiable";
+  env: (name: string) => string | undefined;
+  warn(line: string): void;
+}
+
+export function startPublishing(p: PublishInput): Publisher {
+  const target = parseRedisUrl(p.cluster.redis, p.env("MURMUR_REDIS_PASSWORD"));
+  // The manifest's check parsed the same URL: a string here cannot happen.
+  if (typeof target === "string") throw new Error(`cluster.redis: ${target}`);
+  const door = p.cluster.advertise ?? `http://${p.doorAddress}`;
+  return new Publisher({
+    target,
+    session: p.session,
+    facts: () => ({
+      door,
+      name: p.manifest.name,
+      conversationMode: p.session.conversationMode,
+      auth: p.edgeAuth,
+      card: p.cards.public,
+      ...(p.cards.extended !== null ? { extendedCard: p.cards.extended } : {}),
+    }),
+    report: (change) => {
+      if (change.state === "down") {
+        p.warn(warningLine(
+          "W-CLU-001",
+          `cannot publish to ${target.shown} (${change.error}); the session and its door go on, events wait in a queue of ${PUBLISH_QUEUE} and publishing resumes when Redis answers`,
+        ));
+      } else {
+        p.warn(
+          `[murmur] publishing to ${target.shown} again${
+            change.lost > 0
+              ? `; ${change.lost} events could not be published (edges serve them as gap / lagged)`
+              : ", nothing lost"
+          }`,
+        );
+      }
+      p.session.trace.write("cluster_publish", p.sessionEventId(), {
+        redis: target.shown,
+        state: change.state,
+        error: change.state === "down" ? change.error : null,
+        lost_events: change.state === "up" ? change.lost : 0,
+      });
+    },
+  });
+}

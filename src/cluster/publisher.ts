@@ -1,0 +1,256 @@
+/**
+ * Publishing a session to Redis (README "Beyond one machine"): a subscriber of the session's event
+ * log like any stream connection, with a bounded queue, that writes every numbered event into the
+ * session's stream under its own id (`XADD <key> MAXLEN ~ 1024 <id>-0 …`), each task as GetTask
+ * answers it into the tasks hash, and the door's address and cards into the meta hash, every key
+ * with an expiry it refreshes. Nothing here is awaited by the session or the door: the log hands
+ * the subscription its events and returns.
+ *
+ * Redis down: the first failure is reported once (stderr and the trace's `cluster_publish` line),
+ * events wait in the queue (at most `PUBLISH_QUEUE` of them, the oldest dropped beyond that), and
+ * the publisher reconnects with backoff. Back up, it republishes every fact, then what it missed:
+ * from its queue, else from the log's replay ring; events neither still holds are a hole in the
+ * stream, which edges serve as `gap` to a replay that spans it and `lagged` to live readers (the
+ * same frames a capsule's own door writes for events a reader lost). An id Redis already holds is
+ * refused by Redis itself (stream ids only grow), so a batch sent twice is harmless.
+ */
+import type { EventLog, LogEntry } from "../events/log.ts";
+import type { Subscription } from "../events/subscription.ts";
+import type { TaskRecord } from "../session/task_record.ts";
+import { toA2A } from "../session/task_record.ts";
+import { KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
+import { RedisConn, RedisDown, RedisReplyError, type RedisTarget, type Reply } from "./redis.ts";
+import { closedId, entryFields, entryId } from "./stream_entry.ts";
+
+/** Events held for publishing while Redis does not take them. */
+export const PUBLISH_QUEUE = 8192;
+/** At most this many XADDs in one pipelined write. */
+const BATCH = 512;
+
+export interface PublishedSession {
+  id: string;
+  log: EventLog;
+  registry: { all(): TaskRecord[] };
+}
+
+export interface PublisherOptions {
+  target: RedisTarget;
+  session: PublishedSession;
+  /** The meta hash's fields (door, card, extendedCard, conversationMode, …): read at each sync. */
+  facts(): Record<string, string>;
+  /** An outage began (`down`) or ended (`up`, with the events that could not be published). */
+  report(change: PublishChange): void;
+}
+
+export type PublishChange =
+  | { state: "down"; error: string }
+  | { state: "up"; lost: number };
+
+export class Publisher {
+  readonly #o: PublisherOptions;
+  readonly #keys: ReturnType<typeof sessionKeys>;
+  readonly #sub: Subscription;
+  /** Taken from the subscription, not yet accepted by Redis. */
+  #pending: LogEntry[] = [];
+  /** The highest event id Redis holds from us. */
+  #published = 0;
+  #lostSinceDown = 0;
+  #down = false;
+  #stopping = false;
+  #conn: RedisConn | null = null;
+  #tasksSent = new Map<string, string>();
+  #lastRefresh = 0;
+  #wake: (() => void) | null = null;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  readonly #done: Promise<void>;
+
+  constructor(o: PublisherOptions) {
+    this.#o = o;
+    this.#keys = sessionKeys(o.session.id);
+    this.#sub = o.session.log.subscribe(undefined, PUBLISH_QUEUE);
+    this.#timer = setInterval(() => this.#nudge(), REFRESH_MS);
+    this.#done = this.#run();
+  }
+
+  /** Events Redis holds from this session (for tests and the end line). */
+  get published(): number {
+    return this.#published;
+  }
+
+  /**
+   * The session's stream has ended (its log is closed): publish what is left and the end marker,
+   * waiting at most `ms` for a Redis that does not answer.
+   */
+  async stop(ms = 2000): Promise<void> {
+    this.#stopping = true;
+    this.#nudge();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.#done, new Promise((r) => (timer = setTimeout(r, ms)))]);
+    clearTimeout(timer);
+    clearInterval(this.#timer);
+    this.#sub.close();
+    this.#conn?.close();
+  }
+
+  #nudge(): void {
+    const w = this.#wake;
+    this.#wake = null;
+    w?.();
+  }
+
+  async #run(): Promise<void> {
+    let backoff = 100;
+    while (true) {
+      try {
+        this.#conn ??= await RedisConn.connect(this.#o.target);
+        await this.#sync(this.#conn);
+        if (this.#down) {
+          this.#down = false;
+          this.#o.report({ state: "up", lost: this.#lostSinceDown });
+          this.#lostSinceDown = 0;
+        }
+        backoff = 100;
+        if (await this.#follow(this.#conn)) return;
+      } catch (e) {
+        this.#conn?.close();
+        this.#conn = null;
+        if (!this.#down) {
+          this.#down = true;
+          this.#o.report({ state: "down", error: (e as Error).message });
+        }
+        if (this.#stopping) return;
+        this.#take();
+        await this.#sleep(backoff);
+        backoff = Math.min(backoff * 2, 2000);
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.#wake = null;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  /** After a (re)connect: where the stream ends, and every fact written again. */
+  async #sync(c: RedisConn): Promise<void> {
+    const last = await c.must(["XREVRANGE", this.#keys.events, "+", "-", "COUNT", 1]);
+    if (Array.isArray(last) && Array.isArray(last[0])) {
+      const top = Number(String(last[0][0]).split("-")[0]);
+      if (Number.isSafeInteger(top) && top > this.#published) this.#published = top;
+    }
+    this.#tasksSent.clear();
+    this.#lastRefresh = 0;
+  }
+
+  /** Publishes as events come; returns true once the stream has ended and all is written. */
+  async #follow(c: RedisConn): Promise<boolean> {
+    for (;;) {
+      this.#take();
+      await this.#publish(c);
+      if (this.#sub.ended && this.#sub.pending === 0 && this.#pending.length === 0) {
+        await this.#must(c, [[
+          "XADD",
+          this.#keys.events,
+          closedId(this.#published),
+          "closed",
+          "1",
+        ]]);
+        return true;
+      }
+      if (this.#stopping && this.#sub.pending === 0) {
+        // Stopped while the log is still open (a launch that failed): nothing more will come.
+        return true;
+      }
+      if (this.#sub.pending === 0 && !this.#sub.ended) {
+        await Promise.race([
+          this.#sub.wait(),
+          new Promise<void>((r) => (this.#wake = r)),
+        ]);
+        this.#wake = null;
+      }
+    }
+  }
+
+  /** Moves the subscription's queue into `#pending`, keeping at most PUBLISH_QUEUE. */
+  #take(): void {
+    const { entries } = this.#sub.take();
+    for (const e of entries) if (e.id > this.#published) this.#pending.push(e);
+    if (this.#pending.length > PUBLISH_QUEUE) {
+      this.#pending = this.#pending.slice(this.#pending.length - PUBLISH_QUEUE);
+    }
+  }
+
+  async #publish(c: RedisConn): Promise<void> {
+    // What the queue lost: from the log's ring when it still holds it, else a hole.
+    const first = this.#pending[0]?.id ?? this.#o.session.log.lastId + 1;
+    if (first > this.#published + 1) {
+      const fill = this.#o.session.log.replay(this.#published).entries.filter((e) =>
+        e.id > this.#published && e.id < first
+      );
+      const from = fill[0]?.id ?? first;
+      this.#lostSinceDown += from - this.#published - 1;
+      this.#pending = fill.concat(this.#pending);
+    }
+    const facts = this.#factCommands();
+    let at = 0;
+    do {
+      const batch = this.#pending.slice(at, at + BATCH);
+      const cmds = batch.map((e) => [
+        "XADD",
+        this.#keys.events,
+        "MAXLEN",
+        "~",
+        STREAM_MAXLEN,
+        entryId(e.id),
+        ...entryFields(e),
+      ]);
+      const replies = await this.#must(c, at === 0 ? [...cmds, ...facts] : cmds);
+      for (let i = 0; i < batch.length; i++) {
+        const r = replies[i];
+        // An id Redis already holds (a batch sent again after a lost reply) is refused: fine.
+        if (r instanceof RedisReplyError && !/equal or smaller/.test(r.message)) throw r;
+      }
+      if (batch.length) this.#published = batch[batch.length - 1].id;
+      at += BATCH;
+    } while (at < this.#pending.length);
+    this.#pending = [];
+  }
+
+  /** Tasks changed since they were last written, the meta hash and the keys' expiry when due. */
+  #factCommands(): (string | number)[][] {
+    const cmds: (string | number)[][] = [];
+    const hset: string[] = [];
+    for (const t of this.#o.session.registry.all()) {
+      const sig = `${t.state}|${t.changedAt}|${t.residue.length}|${t.response ? 1 : 0}`;
+      if (this.#tasksSent.get(t.id) === sig) continue;
+      this.#tasksSent.set(t.id, sig);
+      hset.push(t.id, JSON.stringify({ changedAt: t.changedAt, task: toA2A(t, true) }));
+    }
+    if (hset.length) cmds.push(["HSET", this.#keys.tasks, ...hset]);
+    const now = Date.now();
+    if (hset.length || now - this.#lastRefresh >= REFRESH_MS - 500) {
+      if (now - this.#lastRefresh >= REFRESH_MS - 500) {
+        const facts = Object.entries(this.#o.facts()).flat();
+        if (facts.length) cmds.push(["HSET", this.#keys.meta, ...facts]);
+        this.#lastRefresh = now;
+      }
+      for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta]) {
+        cmds.push(["EXPIRE", k, KEY_TTL_SECS]);
+      }
+    }
+    return cmds;
+  }
+
+  async #must(c: RedisConn, cmds: (string | number)[][]): Promise<Reply[]> {
+    if (c.broken) throw new RedisDown(`connection to ${this.#o.target.shown} lost`);
+    return await c.pipeline(cmds);
+  }
+}

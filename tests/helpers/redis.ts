@@ -1,0 +1,92 @@
+/**
+ * Test helper: a real `redis-server` (Debian's; `.ci/run` installs it) on a free loopback port,
+ * with no persistence, so a restart starts empty, as a Redis that lost its data would. Killed by
+ * its pid; `restart()` stops it and starts a new one on the same port.
+ */
+import { RedisConn, type Reply } from "../../src/cluster/redis.ts";
+import { until } from "./until.ts";
+
+export const REDIS_SERVER = Deno.env.get("MUR_REDIS_SERVER") ?? "/usr/bin/redis-server";
+
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+export class TestRedis {
+  #proc: Deno.ChildProcess | null = null;
+  private constructor(readonly port: number) {}
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<TestRedis> {
+    const r = new TestRedis(freePort());
+    await r.up();
+    return r;
+  }
+
+  /** Starts the server and waits until it answers PING. */
+  async up(): Promise<void> {
+    this.#proc = new Deno.Command(REDIS_SERVER, {
+      args: [
+        "--port",
+        String(this.port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--protected-mode",
+        "no",
+      ],
+      stdout: "null",
+      stderr: "null",
+      stdin: "null",
+    }).spawn();
+    await until("redis-server to answer PING", async () => {
+      try {
+        const c = await RedisConn.connect({ hostname: "127.0.0.1", port: this.port, shown: "" });
+        const r = await c.send(["PING"]);
+        c.close();
+        return r === "PONG" ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    }, 10_000);
+  }
+
+  /** SIGKILL by pid, and waits for it to exit. */
+  async down(): Promise<void> {
+    const p = this.#proc;
+    this.#proc = null;
+    if (!p) return;
+    try {
+      p.kill("SIGKILL");
+    } catch { /* gone */ }
+    await p.status;
+  }
+
+  async restart(): Promise<void> {
+    await this.down();
+    await this.up();
+  }
+
+  /** One command on a fresh connection. */
+  async cmd(...args: (string | number)[]): Promise<Reply> {
+    const c = await RedisConn.connect({ hostname: "127.0.0.1", port: this.port, shown: "" });
+    try {
+      return await c.send(args);
+    } finally {
+      c.close();
+    }
+  }
+
+  close(): Promise<void> {
+    return this.down();
+  }
+}
