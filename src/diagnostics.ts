@@ -73,6 +73,8 @@ export const DIAGNOSTICS = {
     "`cluster` with `network.authentication` but no `MURMUR_CLUSTER_KEY`: edges cannot verify this session's tokens and refuse its calls",
   "E-EDGE-001":
     "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
+  "W-EDGE-001":
+    "`mur edge` lost its Redis: its connections stay open (heartbeats go on) and read on from where they were when Redis answers again",
   "W-OTEL-001":
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-PUSH-001":

@@ -17,6 +17,7 @@ commands:
   cancel   cancel one task of a running session
   ps       list running sessions
   trace    read a finished or running session's trace.jsonl (show | steps)
+  edge     serve the streams of every session published to one Redis (cluster:)
   version  print mur's version and the commit it was built from
 
 mur <command> --help describes every flag of a command.
@@ -34,6 +35,7 @@ const commands: Record<string, () => Promise<Command>> = {
     (await lazyImport<typeof import("./cancel.ts")>(at("cancel.ts"))).cancelCommand,
   ps: async () => (await lazyImport<typeof import("./ps.ts")>(at("ps.ts"))).psCommand,
   trace: async () => (await lazyImport<typeof import("./trace.ts")>(at("trace.ts"))).traceCommand,
+  edge: async () => (await lazyImport<typeof import("./edge.ts")>(at("edge.ts"))).edgeCommand,
   version: () => Promise.resolve(version),
 };
 

@@ -18,7 +18,7 @@ export const sessionKeys = (sessionId: string) => ({
   events: `mur:{${sessionId}}:events`,
   /** task id → `{"changedAt":…,"task":<Task as GetTask answers it>}` */
   tasks: `mur:{${sessionId}}:tasks`,
-  /** door, card, extendedCard, conversationMode, authenticated, name */
+  /** door, name, conversationMode, acceptsTasks, auth, card, extendedCard */
   meta: `mur:{${sessionId}}:meta`,
 });
 

@@ -60,6 +60,7 @@ export function startPublishing(p: PublishInput): Publisher {
       door,
       name: p.manifest.name,
       conversationMode: p.session.conversationMode,
+      acceptsTasks: String(p.manifest.lifecycle.taskAcceptance !== "none"),
       auth: p.edgeAuth,
       card: p.cards.public,
       ...(p.cards.extended !== null ? { extendedCard: p.cards.extended } : {}),

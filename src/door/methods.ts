@@ -273,8 +273,31 @@ function int32(v: unknown): number | null {
 /** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
+/** One task as ListTasks filters, sorts and answers it (the registry's, or an edge's from Redis). */
+export interface ListRow {
+  id: string;
+  contextId: string;
+  state: string;
+  changedAt: number;
+  task(includeArtifacts: boolean): Task;
+}
+
 /** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
+  return listRows(
+    ctx.session.registry.all().map((t) => ({
+      id: t.id,
+      contextId: t.contextId,
+      state: t.state,
+      changedAt: t.changedAt,
+      task: (include: boolean) => toA2A(t, include),
+    })),
+    params,
+  );
+}
+
+/** ListTasks over any rows: the params' checks, filters, order and pages (src/edge/ reuses it). */
+export function listRows(rows: ListRow[], params: Record<string, unknown>) {
   // ProtoJSON: a null field is an absent one (as for every other ListTasks field).
   const contextId = param(params, "contextId") ?? undefined;
   if (contextId !== undefined && typeof contextId !== "string") {
@@ -321,7 +344,7 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
       "Invalid params: pageToken is not a nextPageToken this door issued; start again without it",
     );
   }
-  const matching = ctx.session.registry.all()
+  const matching = rows
     .filter((t) =>
       (contextId === undefined || t.contextId === contextId) &&
       (status === undefined || t.state === status) &&
@@ -338,7 +361,7 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
   const last = page[page.length - 1];
   const more = from + pageSize < matching.length;
   return {
-    tasks: page.map((t) => toA2A(t, include === true)),
+    tasks: page.map((t) => t.task(include === true)),
     nextPageToken: more && last ? encodeCursor(last.changedAt, last.id) : "",
     pageSize,
     totalSize: matching.length,

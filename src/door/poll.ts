@@ -7,6 +7,7 @@
  * event. A poll holds no subscription, so a client that never comes back costs nothing; one that
  * comes back later than 512 events is told by the `gap` what it lost.
  */
+import type { EventLog } from "../events/log.ts";
 import type { CallContext } from "./methods.ts";
 import { invalidParams, param } from "./jsonrpc.ts";
 
@@ -44,14 +45,21 @@ function integer(
   return n;
 }
 
-export async function pollSession(
+export function pollSession(
   ctx: CallContext,
+  params: Record<string, unknown>,
+): Promise<PollResult> {
+  return pollLog(ctx.session.log, params);
+}
+
+/** A poll of any event log: a capsule's, or an edge's mirror of one (src/edge/). */
+export async function pollLog(
+  log: EventLog,
   params: Record<string, unknown>,
 ): Promise<PollResult> {
   const cursor = integer(params, "cursor", 0, Number.MAX_SAFE_INTEGER, 0);
   const waitSecs = integer(params, "waitSecs", 0, MAX_WAIT_SECS, 0);
   const maxEvents = integer(params, "maxEvents", 1, 512, 512);
-  const log = ctx.session.log;
   // Only a client that has everything waits; a cursor never issued gets its gap at once.
   if (cursor === log.lastId) await log.waitAfter(cursor, waitSecs * 1000);
   const replay = log.replay(cursor);

@@ -11,24 +11,7 @@ import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { sessionKeys } from "../../src/cluster/keys.ts";
 import type { Reply } from "../../src/cluster/redis.ts";
-
-export const FLOOD_SCRIPT = {
-  tasks: [
-    { match: "slow", turns: [{ steps: [{ text: "slow " }, { delay_ms: 60_000 }] }] },
-    { match: "flood", turns: [{ steps: [{ text: "x", repeat: 3000 }] }] },
-    { turns: [{ steps: [{ text: "hello" }] }] },
-  ],
-};
-
-export function clusterManifest(redisUrl: string, extra: Record<string, unknown> = {}) {
-  return {
-    name: "published",
-    version: "0.1.0",
-    lifecycle: { task_acceptance: "queue", queue_depth: 8, after_task: "sleep" },
-    cluster: { redis: redisUrl },
-    ...extra,
-  };
-}
+import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
 
 async function send(base: string, text: string): Promise<string> {
   const res = await fetch(base + "/", {

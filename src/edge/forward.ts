@@ -1,0 +1,61 @@
+/**
+ * An edge forwards what changes a session (SendMessage, SendStreamingMessage, CancelTask,
+ * murmur.StopSession) to the capsule's own door, at the address the capsule published: the same
+ * body, the headers the door reads, the door's answer streamed back as it comes. The capsule's
+ * door checks the token again; the edge adds nothing and keeps nothing.
+ */
+import { rpcError, rpcErrorBody } from "../door/jsonrpc.ts";
+import { json } from "../door/responses.ts";
+
+/** Request headers the door reads (docs/protocol.md; README "The door"). */
+const PASSED = [
+  "authorization",
+  "content-type",
+  "a2a-version",
+  "a2a-extensions",
+  "last-event-id",
+  "x-murmur-task-origin",
+  "x-murmur-task-trust",
+];
+/** Answer headers a client reads. */
+const RETURNED = ["content-type", "cache-control", "a2a-extensions", "www-authenticate"];
+
+export async function forward(
+  door: string,
+  req: Request,
+  body: Uint8Array,
+  id: string | number,
+): Promise<Response> {
+  const headers = new Headers();
+  for (const h of PASSED) {
+    const v = req.headers.get(h);
+    if (v !== null) headers.set(h, v);
+  }
+  let res: Response;
+  try {
+    res = await fetch(new URL("/", door), {
+      method: "POST",
+      headers,
+      body: body as BodyInit,
+    });
+  } catch (e) {
+    return json(
+      200,
+      rpcErrorBody(
+        id,
+        rpcError(
+          "internalError",
+          `the capsule's door at ${door} did not answer (${
+            (e as Error).message
+          }); the session may have ended`,
+        ),
+      ),
+    );
+  }
+  const out = new Headers();
+  for (const h of RETURNED) {
+    const v = res.headers.get(h);
+    if (v !== null) out.set(h, v);
+  }
+  return new Response(res.body, { status: res.status, headers: out });
+}

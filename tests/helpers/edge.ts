@@ -1,0 +1,62 @@
+/**
+ * Test helper: a real `mur edge` process on a free port, reading one Redis; its JSON readiness
+ * line gives its address. Killed by its pid.
+ */
+import { MAIN } from "./capsule.ts";
+
+export interface EdgeProc {
+  url: string;
+  pid: number;
+  proc: Deno.ChildProcess;
+  /** stderr, once the process has ended. */
+  stderr: Promise<string>;
+  kill(signal?: Deno.Signal): Promise<void>;
+}
+
+export async function startEdgeProc(
+  redisUrl: string,
+  env: Record<string, string> = {},
+): Promise<EdgeProc> {
+  const proc = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "edge", "--redis", redisUrl, "--port", "0"],
+    env: { NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "15000", ...env },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).spawn();
+  const stderr = new Response(proc.stderr).text();
+  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  const timer = setTimeout(() => {
+    try {
+      proc.kill("SIGKILL");
+    } catch { /* gone */ }
+  }, 20_000);
+  while (!buf.includes("\n")) {
+    const { done, value } = await reader.read();
+    if (done) {
+      clearTimeout(timer);
+      throw new Error(`mur edge exited before its readiness line:\n${await stderr}`);
+    }
+    buf += value;
+  }
+  clearTimeout(timer);
+  reader.cancel().catch(() => {});
+  const ready = JSON.parse(buf.slice(0, buf.indexOf("\n"))) as { edge: string; pid: number };
+  let killed: Promise<void> | null = null;
+  return {
+    url: ready.edge,
+    pid: ready.pid,
+    proc,
+    stderr,
+    kill(signal: Deno.Signal = "SIGKILL") {
+      killed ??= (async () => {
+        try {
+          proc.kill(signal);
+        } catch { /* gone */ }
+        await proc.status;
+      })();
+      return killed;
+    },
+  };
+}
