@@ -21,6 +21,12 @@ import type { TaskProbe } from "../events/view.ts";
 const BLOCK_MS = 2000;
 /** At most this many entries per read (bounds one reply's size). */
 const READ_COUNT = 1000;
+/**
+ * Entries appended between two turns of the event loop: the views write what they took to their
+ * sockets in between, so a reply of READ_COUNT entries never outruns a reader that keeps up (a
+ * view's write buffer and queue hold fewer than a thousand events).
+ */
+const SLICE = 64;
 
 /** What the stream says of one task: its state, and its ending or input prompt as written. */
 interface TaskTrack {
@@ -136,7 +142,7 @@ export class SessionMirror {
   /** The newest REPLAY_CAPACITY entries, oldest first: the mirror's replay buffer to start. */
   async #load(c: RedisConn): Promise<void> {
     const rows = await c.must(["XREVRANGE", this.#keys.events, "+", "-", "COUNT", REPLAY_CAPACITY]);
-    if (Array.isArray(rows)) this.#take(rows.slice().reverse());
+    if (Array.isArray(rows)) await this.#take(rows.slice().reverse());
   }
 
   async #follow(c: RedisConn): Promise<void> {
@@ -155,7 +161,7 @@ export class SessionMirror {
       if (r instanceof RedisReplyError) throw r;
       if (Array.isArray(r)) {
         for (const stream of r) {
-          if (Array.isArray(stream) && Array.isArray(stream[1])) this.#take(stream[1]);
+          if (Array.isArray(stream) && Array.isArray(stream[1])) await this.#take(stream[1]);
         }
       }
       if (Date.now() - lastMetaCheck >= REFRESH_MS) {
@@ -175,8 +181,11 @@ export class SessionMirror {
     if (this.#missingMeta >= 2) this.log.close();
   }
 
-  #take(rows: Reply[]): void {
+  async #take(rows: Reply[]): Promise<void> {
+    let n = 0;
     for (const row of rows) {
+      if (++n % SLICE === 0) await new Promise((r) => setTimeout(r, 0));
+      if (this.log.closed) return;
       if (!Array.isArray(row) || typeof row[0] !== "string" || !Array.isArray(row[1])) continue;
       this.#lastEntry = row[0];
       const item = readEntry(row[0], row[1] as string[]);

@@ -122,6 +122,11 @@ export function startEdge(o: EdgeOptions): Edge {
     SendStreamingMessage: forwarded,
     CancelTask: forwarded,
     "murmur.StopSession": forwarded,
+    // Push configs live in the capsule, which sends the notifications (src/push/).
+    CreateTaskPushNotificationConfig: forwarded,
+    GetTaskPushNotificationConfig: forwarded,
+    ListTaskPushNotificationConfigs: forwarded,
+    DeleteTaskPushNotificationConfig: forwarded,
     "murmur.WatchSession": async (c) => {
       const m = await mirrorOf(c.sessionId);
       const body = openView({
@@ -270,7 +275,7 @@ export function startEdge(o: EdgeOptions): Edge {
       url: new URL(rest + url.search, url.origin),
       grant: admitted.grant,
     };
-    const checks = rpcChecks(new Set(doorMethods(meta.auth !== "none")), gate);
+    const checks = rpcChecks(new Set(doorMethods(meta.auth !== "none", meta.push)), gate);
     const refused = await through(call, checks);
     if (refused) return refused;
     const env = call.env!;

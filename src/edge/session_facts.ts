@@ -17,6 +17,8 @@ export interface SessionMeta {
   auth: "none" | "shared" | "unverifiable";
   card: string;
   extendedCard: string | null;
+  /** The capsule takes push-notification configs (its card says so): the edge forwards them. */
+  push: boolean;
 }
 
 function pairs(r: unknown): Map<string, string> {
@@ -42,6 +44,8 @@ export async function readMeta(c: RedisConn, sessionId: string): Promise<Session
     auth: auth === "none" || auth === "shared" ? auth : "unverifiable",
     card,
     extendedCard: m.get("extendedCard") ?? null,
+    push: (JSON.parse(card) as { capabilities?: { pushNotifications?: boolean } }).capabilities
+      ?.pushNotifications === true,
   };
 }
 
