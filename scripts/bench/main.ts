@@ -24,6 +24,7 @@ import { roundMur } from "./round_mur.ts";
 import { benchPage } from "./page.ts";
 import { roundScale } from "./round_scale.ts";
 import { Scale, scaleMarkdown } from "./scale.ts";
+import { benchEdges } from "./round_edges.ts";
 
 function loadavg(): string {
   try {
@@ -100,6 +101,7 @@ export async function bench(args: string[]): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "mur-bench-" });
   let rounds = 0;
   let pageMd = "";
+  let edgesMd = "";
   try {
     try {
       await ensurePeerInstalled(log);
@@ -139,6 +141,14 @@ export async function bench(args: string[]): Promise<number> {
         hookTurns: values.quick ? 5 : 10,
         queued: values.quick ? 30 : 100,
       }, dir);
+      log("edges: the capsule's door, one mur edge, three (issue 20)");
+      try {
+        edgesMd = (await benchEdges(log, values.quick ?? false)).markdown;
+      } catch (e) {
+        edgesMd = `## Beyond one machine: edges (issue 20)\n\nnot available: ${
+          (e as Error).message
+        }\n`;
+      }
     } finally {
       await lg.stop();
     }
@@ -163,7 +173,9 @@ export async function bench(args: string[]): Promise<number> {
   const scaleMd = scaleMarkdown(scale, turns);
   await Deno.writeTextFile(
     out,
-    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd()].filter(Boolean).join("\n\n") + "\n",
+    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd(), edgesMd.trimEnd()].filter(Boolean).join(
+      "\n\n",
+    ) + "\n",
   );
   console.log(rendered.table);
   if (rendered.notes.length) {
@@ -173,6 +185,7 @@ export async function bench(args: string[]): Promise<number> {
   console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
   if (pageMd) console.log(`\n${pageMd}`);
   console.log(`\n${scaleMd}`);
+  if (edgesMd) console.log(`\n${edgesMd}`);
   console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);
   return 0;
 }
