@@ -33,6 +33,18 @@ export const DIAGNOSTICS = {
     "a `capabilities.shell.allow` binary, or a tool's or hook's program given by bare name, is not on `PATH`: every call of it would fail",
   "W-MAN-003":
     "shell tools beside policy (`deny`) hooks on `on-tool-call` only: shell calls fire `on-shell`, so those hooks never see them",
+  "E-ROS-001":
+    "the roster file does not have the roster's shape: YAML syntax, an unknown key, a missing or wrong-typed value, a bad member name, `manifest` and `url` both or neither, a rule calling its own member (names the key path and the member)",
+  "E-ROS-002": "the roster marks no member, or more than one, `entry: true`",
+  "E-ROS-003": "two roster members have the same name",
+  "E-ROS-004": "a reachability rule names someone who is not a member of the roster",
+  "E-ROS-007":
+    "a roster member launched here cannot be admitted: its manifest is not there or does not load (quotes the manifest's own error)",
+  "E-ROS-008":
+    "a reachability rule lists the entry member in `to`: the entry member runs the formation's task and is never called",
+  "E-ROS-009":
+    "a member named by `url` is the entry member or a caller: only members launched here run the task or get callees",
+  "E-ROS-010": "a member named by `url` has its token in a `token_env` variable that is not set",
   "E-RUN-005":
     "the model driver cannot be built from the manifest (no model, no endpoint, no API key, an unknown driver)",
   "E-RUN-006": "the harness binary (`transport: process`) is not on this host",
