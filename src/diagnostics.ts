@@ -70,6 +70,8 @@ export const DIAGNOSTICS = {
     "the session ran and a deciding task did not complete: names the task and its final status message",
   "E-RUN-045":
     "a capsule mur starts as a child (a formation member, a delegated child) did not come up: it could not start, exited or printed something else before its readiness line, or gave none in time (quotes its last stderr lines)",
+  "E-RUN-046":
+    "a formation member's hand-off from `mur run --roster` is not usable: `MURMUR_FORMATION_ID` is not a formation id, or the `MURMUR_CREW_DOOR` file cannot be read or is not this formation's",
   "E-RUN-048": "the session holds no such task (`mur cancel`)",
   "E-RUN-049":
     "the task cannot be canceled: it has ended (the door answered `-32002`); nothing was changed",

@@ -7,7 +7,7 @@
  * the process's default source (the real clock), for the places that have no session.
  */
 
-export type IdPrefix = "ses" | "tsk" | "ctx" | "msg" | "evt" | "wrk" | "mcl" | "dlg";
+export type IdPrefix = "ses" | "tsk" | "ctx" | "msg" | "evt" | "wrk" | "mcl" | "dlg" | "frm";
 
 export class IdSource {
   #lastMs = 0;

@@ -10,13 +10,14 @@ import { probeCard } from "../watch/card_probe.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
 import { writeErr, writeOut } from "./output.ts";
+import { formationBlock, liveFormations } from "../crew/formation_ps.ts";
 
 export const USAGE = `usage: mur ps
 
 Lists the sessions running on this machine, newest (@1) first: SESSION CAPSULE STATUS UPTIME URL
 PAGE. STATUS is running when the door answered for the session, unreachable otherwise. PAGE is the
-session's live page, to open in a browser. Records of processes that are gone are removed and
-named on stderr.
+session's live page, to open in a browser. Each running formation (mur run --roster) follows as a
+block naming its members. Records of processes that are gone are removed and named on stderr.
 
   -h, --help   this text`;
 
@@ -54,8 +55,13 @@ export async function psCommand(args: string[], now: () => number = Date.now): P
   if (parsed.positionals.length > 0) throw usageError("ps", "takes no arguments", USAGE);
   const { live, pruned } = await liveRunningRecords();
   for (const p of pruned) await writeErr(`pruned: ${p.record.session_id} — ${p.reason}\n`);
+  const formations = await liveFormations();
+  for (const f of formations.pruned) {
+    await writeErr(`pruned: ${f.formation_id} — its launcher (pid ${f.launcher_pid}) is gone\n`);
+  }
+  const blocks = formations.live.flatMap((f) => ["", ...formationBlock(f, live)]);
   if (live.length === 0) {
-    await writeOut("no running capsules\n");
+    await writeOut(["no running capsules", ...blocks].join("\n") + "\n");
     return 0;
   }
   const probes = await Promise.all(live.map((r) => probeCard(r.url, r.tokens?.operator, 2000)));
@@ -72,6 +78,6 @@ export async function psCommand(args: string[], now: () => number = Date.now): P
       pageUrl(r.url),
     ]));
   });
-  await writeOut(lines.join("\n") + "\n");
+  await writeOut([...lines, ...blocks].join("\n") + "\n");
   return 0;
 }

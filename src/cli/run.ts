@@ -35,7 +35,8 @@ import {
 
 export { FLAGS, USAGE } from "./run_inputs.ts";
 import { killAllGroups } from "../process_groups.ts";
-import { hasLifeline, LIFELINE_GRACE_MS, watchLifeline } from "../crew/lifeline.ts";
+import { hasLifeline, LIFELINE_ENV, LIFELINE_GRACE_MS, watchLifeline } from "../crew/lifeline.ts";
+import { CREW_DOOR_ENV, readMembership } from "../crew/membership.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
@@ -73,6 +74,18 @@ export async function runCommand(args: string[]): Promise<number> {
     return 0;
   }
   checkValues(v);
+  if (v.roster !== undefined) {
+    const { runRoster } = await lazyImport<typeof import("../crew/launch.ts")>(
+      new URL("../crew/launch.ts", import.meta.url),
+    );
+    return await runRoster(v);
+  }
+  // A formation member: its formation and the key its door checks edge tokens with.
+  const membership = await readMembership();
+  const lifeline = hasLifeline();
+  // Neither is for the tools and hooks this session starts: a `mur run` they start is not a member.
+  Deno.env.delete(LIFELINE_ENV);
+  Deno.env.delete(CREW_DOOR_ENV);
   const { manifest, warnings } = await loadManifest(v.manifest ?? "./murmur.yaml");
   for (const w of warnings) console.error(w);
   applyOverrides(manifest, v);
@@ -298,6 +311,7 @@ export async function runCommand(args: string[]): Promise<number> {
       ready,
       push,
       tokenKey,
+      formation: membership?.door,
     });
   } catch (e) {
     session.trace.close();
@@ -359,7 +373,7 @@ export async function runCommand(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGINT", int);
   // Started by another mur (a formation member, a delegated child): its stdin closing means the
   // starter ended, and the session winds down as after a first SIGTERM (src/crew/lifeline.ts).
-  if (hasLifeline()) {
+  if (lifeline) {
     watchLifeline(() => {
       console.error(
         "[mur run] lifeline closed: the formation or the parent ended; ending the session",
@@ -385,6 +399,7 @@ export async function runCommand(args: string[]): Promise<number> {
     tokens: door.tokens,
     otel: otel?.config,
     pushSecret: push?.secret,
+    formation: membership ?? undefined,
   };
   await recordRunning(announced);
   announce(announced, v);

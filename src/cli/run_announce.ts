@@ -21,6 +21,8 @@ export interface Announced {
   otel?: { url: string; source: string };
   /** The push signing secret, when push is on (README "Push notifications"). */
   pushSecret?: string;
+  /** The formation this session is a member of (src/crew/membership.ts). */
+  formation?: { formationId: string; door?: { member: string } };
 }
 
 /** The running record; one that cannot be written leaves the session reachable by URL only. */
@@ -36,6 +38,8 @@ export async function recordRunning(a: Announced): Promise<void> {
       session_dir: a.workdir.session,
       started_at: new Date().toISOString(),
       ...(a.tokens ? { tokens: a.tokens as { operator: string } } : {}),
+      ...(a.formation ? { formation_id: a.formation.formationId } : {}),
+      ...(a.formation?.door ? { formation_member: a.formation.door.member } : {}),
     });
   } catch (e) {
     console.error(warningLine(

@@ -13,6 +13,7 @@ export const USAGE =
   `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
                [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
                [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]
+       mur run --roster FILE [--task TEXT|PATH] [--json]
 
 Starts a capsule: loads the manifest, opens the A2A door, runs tasks as the lifecycle says, and
 ends with a status line (status: ok exits 0; failed, max_turns_reached, spend_ceiling_reached or
@@ -20,6 +21,8 @@ canceled exit 1, with error[E-RUN-040] naming the task that decided it).
 
   --manifest PATH         the capsule's murmur.yaml, or the folder holding one (default
                           ./murmur.yaml)
+  --roster FILE           launch the formation a roster file names: every member as its own
+                          mur run, the entry member with the task (README "Crews")
   --task TEXT|PATH        the launch task: a file's contents, else the text itself (default: a
                           task.md in the workdir)
   --context ID            the launch task's context id (default: a new ctx_ for each task)
@@ -43,6 +46,7 @@ SIGTERM or SIGINT ends the session cleanly; a second one kills what it runs and 
 
 export const FLAGS = {
   manifest: { type: "string" },
+  roster: { type: "string" },
   task: { type: "string" },
   context: { type: "string" },
   resume: { type: "string" },

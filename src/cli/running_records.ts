@@ -33,6 +33,9 @@ export interface RunningRecord {
    * writeRunningRecord when it can be read; lets a reader tell a reused pid from the session's.
    */
   process_start?: string;
+  /** A formation member: its formation (`frm_…`) and roster name (README "Crews"). */
+  formation_id?: string;
+  formation_member?: string;
 }
 
 /**
@@ -50,7 +53,9 @@ export function parseRunningRecord(v: unknown): RunningRecord | null {
     !(typeof v.url === "string" && v.url.length >= 1) ||
     !(typeof v.pid === "number" && Number.isSafeInteger(v.pid) && v.pid > 0) ||
     !str("capsule_name") || !str("capsule_version") || !str("workdir") || !str("started_at") ||
-    !optStr("session_dir") || !optStr("process_start")
+    !optStr("session_dir") || !optStr("process_start") || !optStr("formation_member") ||
+    !(v.formation_id === undefined ||
+      (typeof v.formation_id === "string" && /^frm_[0-9a-f]{32}$/.test(v.formation_id)))
   ) return null;
   const tokens = v.tokens;
   if (
@@ -73,6 +78,8 @@ export function parseRunningRecord(v: unknown): RunningRecord | null {
     out.tokens = tokens === undefined ? undefined : { ...tokens } as RunningRecord["tokens"];
   }
   if (Object.hasOwn(v, "process_start")) out.process_start = v.process_start as string | undefined;
+  if (typeof v.formation_id === "string") out.formation_id = v.formation_id;
+  if (typeof v.formation_member === "string") out.formation_member = v.formation_member;
   return out;
 }
 
@@ -159,6 +166,8 @@ export async function listRunningRecords(home: string = murmurHome()): Promise<R
   }
   for (const entry of entries) {
     if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+    // A formation's record (src/crew/formation_record.ts) lives here too; it is not a session's.
+    if (/^frm_[0-9a-f]{32}\.json$/.test(entry.name)) continue;
     const path = `${dir}/${entry.name}`;
     let text: string;
     try {

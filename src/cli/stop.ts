@@ -17,13 +17,16 @@ import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
 import { writeOut } from "./output.ts";
 import { residueLine } from "./residue.ts";
+import { lazyImport } from "../lazy.ts";
 
-export const USAGE = `usage: mur stop SESSION [--timeout SECONDS]
+export const USAGE = `usage: mur stop SESSION|FORMATION [--timeout SECONDS]
 
 Ends a running session: murmur.StopSession (every task canceled), then SIGTERM, then SIGKILL.
-Prints what was canceled and what still runs.
+Prints what was canceled and what still runs. A formation (a full frm_ id, from mur run --roster)
+is stopped as one: SIGTERM to its launcher, which stops every member.
 
   SESSION            @N (N-th newest), a full ses_ id, or a unique suffix of 4+ characters
+  FORMATION          a full frm_ id
   --timeout SECONDS  how long the session has after SIGTERM before SIGKILL (default 10; 0 = at once)
   -h, --help         this text`;
 
@@ -107,6 +110,21 @@ export async function stopCommand(args: string[]): Promise<number> {
     throw badValue("stop", "--timeout", t, "a number of seconds", USAGE);
   }
   const timeoutMs = Number(parsed.values.timeout ?? "10") * 1000;
+  const target = parsed.positionals[0];
+  if (target.startsWith("frm_")) {
+    // A formation (README "Crews"): stopped as one, through its launcher.
+    if (!/^frm_[0-9a-f]{32}$/.test(target)) {
+      throw new MurError(
+        "E-RUN-022",
+        `'${target}' is not a formation id: frm_ and 32 lowercase hex digits`,
+        "mur ps lists the running formations with their full ids",
+      );
+    }
+    const { stopFormation } = await lazyImport<typeof import("../crew/formation_stop.ts")>(
+      new URL("../crew/formation_stop.ts", import.meta.url),
+    );
+    return await stopFormation(target, timeoutMs);
+  }
 
   const { record: rec, answered, reason } = await resolveSession(parsed.positionals[0], {
     allowUnanswered: true,

@@ -81,3 +81,21 @@ function readMember(file: string, name: string): CrewMember | string {
   }
   return `crew file does not name '${name}'`;
 }
+
+/** The variables the launcher sets on a caller (src/crew/launch.ts). */
+export const CREW_CALLEES_ENV = "MURMUR_CREW_CALLEES";
+export const CREW_FILE_ENV = "MURMUR_CREW_FILE";
+
+/** The crew file as the launcher writes it: exactly the caller's callees. */
+export interface CrewFile {
+  formation_id: string;
+  members: CrewMember[];
+}
+
+/** Writes the file through a temp file and a rename, so a reader never sees half of it. */
+export async function writeCrewFile(path: string, crew: CrewFile): Promise<void> {
+  const tmp = `${path}.tmp`;
+  await Deno.writeTextFile(tmp, JSON.stringify(crew) + "\n", { mode: 0o600 });
+  await Deno.chmod(tmp, 0o600).catch(() => {});
+  await Deno.rename(tmp, path);
+}

@@ -13,7 +13,7 @@ import { json } from "./responses.ts";
  */
 export type RefusalForm = (
   status: 401 | 403,
-  error: "unauthenticated" | "invalid_token" | "insufficient_scope",
+  error: "unauthenticated" | "invalid_token" | "insufficient_scope" | "not_permitted",
   message: string,
   headers: Record<string, string>,
 ) => Response;
@@ -53,6 +53,13 @@ export class Gate {
         "the Authorization header does not present a token this session minted",
         { "www-authenticate": `Bearer realm="${this.#realm}", error="invalid_token"` },
       );
+    }
+    if (grant.notPermitted) {
+      // An edge token of this formation, for another member's door (README "Crews": tokens).
+      const who = grant.credential.replace(/^member:/, "");
+      return form(403, "not_permitted", `member '${who}' may not call this capsule`, {
+        "www-authenticate": `Bearer realm="${this.#realm}", error="insufficient_scope"`,
+      });
     }
     return { grant };
   }

@@ -27,6 +27,18 @@ export interface CallContext {
   seen: SeenMessages;
   /** The session's push notifications; absent or null: push is off (push_methods.ts). */
   push?: PushNotifications | null;
+  /** A formation member's edge token: the caller reaches only the tasks it started. */
+  ownTasksOnly?: boolean;
+}
+
+/**
+ * The task `id` as this caller may see it: a formation member's edge token reaches only the tasks
+ * its own messages started (README "Crews": tokens); any other is "not found", as if absent.
+ */
+export function taskFor(ctx: CallContext, id: string): TaskRecord | undefined {
+  const task = ctx.session.registry.get(id);
+  if (task && ctx.ownTasksOnly && ctx.seen.starterOf(task.id) !== ctx.caller) return undefined;
+  return task;
 }
 
 /** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
@@ -43,7 +55,7 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
   if (msg instanceof RpcError) throw msg;
   // A message this caller already sent (same messageId): its task, not a second one.
   const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
-  const retried = earlier === undefined ? undefined : ctx.session.registry.get(earlier);
+  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier);
   if (retried) return { kind: "retry", msg, task: retried };
   if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
     throw invalidParams(
@@ -54,7 +66,7 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
     msg.text += `\n\n${referencedTasks(ctx, msg.referenceTaskIds)}`;
   }
   if (msg.taskId === undefined) return { kind: "new", msg };
-  const task = ctx.session.registry.get(msg.taskId);
+  const task = taskFor(ctx, msg.taskId);
   if (!task) throw taskNotFound(msg.taskId);
   const meta = { taskId: task.id, state: task.state };
   if (isTerminal(task.state)) {
@@ -85,7 +97,7 @@ export function routeMessage(ctx: CallContext, params: Record<string, unknown>):
 export function referencedTasks(ctx: CallContext, ids: string[]): string {
   const lines = ["Referenced tasks:"];
   for (const id of ids) {
-    const t = ctx.session.registry.get(id);
+    const t = taskFor(ctx, id);
     if (!t) {
       lines.push(`- ${id}: not a task this capsule holds`);
       continue;
@@ -213,14 +225,14 @@ function requireId(params: Record<string, unknown>, message: string): string {
 export function getTask(ctx: CallContext, params: Record<string, unknown>): Task {
   const id = requireId(params, "GetTask requires an id");
   if (id === "") throw invalidParams("GetTask requires an id");
-  const task = ctx.session.registry.get(id);
+  const task = taskFor(ctx, id);
   if (!task) throw taskNotFound(id);
   return toA2A(task);
 }
 
 export function cancelTask(ctx: CallContext, params: Record<string, unknown>): Task {
   const id = requireId(params, "Invalid params: CancelTask requires an id");
-  const task = ctx.session.registry.get(id);
+  const task = taskFor(ctx, id);
   if (!task) throw taskNotFound(id);
   if (!ctx.session.cancel(task)) {
     throw a2aError(

@@ -12,6 +12,8 @@ export const RETRY_WINDOW = 10_000;
 export class SeenMessages {
   /** `caller \0 messageId` → task id, in the order taken (a Map keeps insertion order). */
   #taken = new Map<string, string>();
+  /** task id → the caller that started it, for callers that see only their own tasks. */
+  #starter = new Map<string, string>();
 
   constructor(private readonly capacity = RETRY_WINDOW) {}
 
@@ -28,5 +30,14 @@ export class SeenMessages {
     if (this.#taken.size > this.capacity) {
       this.#taken.delete(this.#taken.keys().next().value!);
     }
+    if (!this.#starter.has(taskId)) this.#starter.set(taskId, caller);
+    if (this.#starter.size > this.capacity) {
+      this.#starter.delete(this.#starter.keys().next().value!);
+    }
+  }
+
+  /** The caller whose message started `taskId`, while remembered. */
+  starterOf(taskId: string): string | undefined {
+    return this.#starter.get(taskId);
   }
 }

@@ -10,12 +10,12 @@ import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
 import type { Origin } from "../session/task_record.ts";
-import { DoorAuth, type Grant } from "./auth.ts";
+import { DoorAuth, type FormationDoor, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
 import { type Binding, handlerOf } from "./handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
-import type { CallContext } from "./methods.ts";
+import { type CallContext, taskFor } from "./methods.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
@@ -57,6 +57,8 @@ export interface DoorOptions {
   streamsText: boolean;
   heartbeatMs: number;
   warn(line: string): void;
+  /** A formation member's door: it also takes the formation's edge tokens (src/door/auth.ts). */
+  formation?: FormationDoor;
   /** Requests wait for this before they are handled (the launch is being registered). */
   ready?: Promise<void>;
   /** Push notifications, when the manifest turns them on (src/push/push.ts). */
@@ -77,8 +79,13 @@ export interface Door {
 
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
-  const auth = manifest.network.authentication
-    ? await DoorAuth.create(manifest.network.authentication.credentials, o.tokenKey)
+  // A formation member's door always authenticates: its callers present edge tokens.
+  const auth = manifest.network.authentication || o.formation
+    ? await DoorAuth.create(
+      manifest.network.authentication?.credentials ?? [],
+      o.tokenKey,
+      o.formation,
+    )
     : null;
   const gate = new Gate(auth, manifest.name);
   // Filled in once the port is known (the card names it); no request is served before.
@@ -135,6 +142,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       caller: grant?.credential ?? "",
       seen,
       push,
+      ownTasksOnly: grant?.member === true,
     };
   };
 
@@ -170,7 +178,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     if (refused) return refused;
     const m = /^\/attachments\/([^/]+)\/([0-9a-f]{64})$/.exec(url.pathname);
     if (!m || url.search) return bare(404);
-    const task = o.session.registry.get(m[1]);
+    const task = taskFor(ctxFor(grant, req), m[1]);
     const img = task?.attachments.get(m[2]);
     if (!img) return bare(404);
     return new Response(img.data as BodyInit, {

@@ -11,7 +11,7 @@ import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
 import { frameOf } from "../events/wire.ts";
 import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { type CallContext, deliverReply, routeMessage, submitNew } from "./methods.ts";
+import { type CallContext, deliverReply, routeMessage, submitNew, taskFor } from "./methods.ts";
 import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
 
 export interface StreamRequest {
@@ -160,7 +160,7 @@ export function subscribeToTask(ctx: CallContext, req: StreamRequest): Response 
       "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
     );
   }
-  const task = ctx.session.registry.get(id);
+  const task = taskFor(ctx, id);
   if (!task) throw taskNotFound(id);
   if (isTerminal(task.state)) {
     throw unsupported(`task ${task.id} has ended in ${task.state}; read it with GetTask`, {

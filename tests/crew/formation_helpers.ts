@@ -1,0 +1,125 @@
+/**
+ * Test helpers for formations: a roster of scripted capsules in a temp dir, `mur run --roster`
+ * started as a real process with its one readiness line read, and door calls with a token.
+ */
+import { stringify } from "yaml";
+import { LineReader, MAIN } from "../cli/helpers.ts";
+import { killTree } from "../helpers/kill_tree.ts";
+
+export interface FormationLine {
+  formation_id: string;
+  entry: string;
+  url: string;
+  members: { name: string; url: string; pid: number | null; session_id: string | null }[];
+}
+
+export interface Launched {
+  dir: string;
+  home: string;
+  proc: Deno.ChildProcess;
+  line: FormationLine;
+  stdout: LineReader;
+  stderr: Promise<string>;
+  pids(): number[];
+  close(): Promise<void>;
+}
+
+/** Writes one scripted capsule per name and the roster (`extra` is appended to it). */
+export async function writeFormation(names: string[], roster: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "mur-formation-" });
+  for (const name of names) {
+    await Deno.mkdir(`${dir}/${name}`);
+    await Deno.writeTextFile(
+      `${dir}/${name}/murmur.yaml`,
+      stringify({ name, version: "0.1.0", inference: { transport: "http", driver: "scripted" } }),
+    );
+  }
+  await Deno.writeTextFile(`${dir}/roster.yaml`, roster);
+  return dir;
+}
+
+export const THREE = `roster_version: 1
+members:
+  - {name: lead, manifest: lead, entry: true}
+  - {name: coder, manifest: coder}
+  - {name: reviewer, manifest: reviewer}
+reachability:
+  - {from: lead, to: [coder, reviewer]}
+  - {from: reviewer, to: [coder]}
+`;
+
+/** Starts `mur run --roster` with `--json` and reads its readiness line (≤ 60 s). */
+export async function launch(dir: string, args: string[] = []): Promise<Launched> {
+  const home = `${dir}/.home`;
+  const proc = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--quiet",
+      MAIN,
+      "run",
+      "--roster",
+      `${dir}/roster.yaml`,
+      "--json",
+      ...args,
+    ],
+    // The entry member has no task: it waits for one A2A task, long enough for every test.
+    env: { MURMUR_HOME: home, MURMUR_A2A_TIMEOUT_SECS: "120", NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = new LineReader(proc.stdout);
+  const stderr = new Response(proc.stderr).text();
+  const first = await stdout.next(60_000).catch(() => null);
+  if (first === null) {
+    killTree(proc.pid);
+    await proc.status;
+    throw new Error(`no formation line:\n${await stderr}`);
+  }
+  const line = JSON.parse(first) as FormationLine;
+  const pids = () => line.members.map((m) => m.pid).filter((p): p is number => p !== null);
+  return {
+    dir,
+    home,
+    proc,
+    line,
+    stdout,
+    stderr,
+    pids,
+    async close() {
+      // Every pid this test started, whatever state it is in.
+      for (const pid of [...pids(), proc.pid]) killTree(pid);
+      await proc.status;
+      await stderr.catch(() => "");
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    },
+  };
+}
+
+/** One JSON-RPC call; the HTTP status and the parsed body. */
+export async function call(
+  url: string,
+  method: string,
+  params: unknown,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${url}/`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "a2a-version": "1.0",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+export function message(text: string) {
+  return {
+    message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
+  };
+}
