@@ -23,6 +23,7 @@ import { ensurePeerInstalled, roundPeer } from "./round_peer.ts";
 import { roundMur } from "./round_mur.ts";
 import { benchPage } from "./page.ts";
 import { roundScale } from "./round_scale.ts";
+import { benchPush } from "./push.ts";
 import { Scale, scaleMarkdown } from "./scale.ts";
 import { benchEdges } from "./round_edges.ts";
 
@@ -102,6 +103,7 @@ export async function bench(args: string[]): Promise<number> {
   let rounds = 0;
   let pageMd = "";
   let edgesMd = "";
+  let pushMd = "";
   try {
     try {
       await ensurePeerInstalled(log);
@@ -134,6 +136,8 @@ export async function bench(args: string[]): Promise<number> {
       }
       log("the live page beside K=100 watchers");
       pageMd = await benchPage(ctx, dir);
+      log("push notifications: no receiver against dead and slow ones");
+      pushMd = await benchPush({ log, quick: values.quick ?? false }, dir);
       await roundScale({
         scale,
         log,
@@ -173,9 +177,8 @@ export async function bench(args: string[]): Promise<number> {
   const scaleMd = scaleMarkdown(scale, turns);
   await Deno.writeTextFile(
     out,
-    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd(), edgesMd.trimEnd()].filter(Boolean).join(
-      "\n\n",
-    ) + "\n",
+    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd(), edgesMd.trimEnd(), pushMd.trimEnd()]
+      .filter(Boolean).join("\n\n") + "\n",
   );
   console.log(rendered.table);
   if (rendered.notes.length) {
@@ -184,6 +187,7 @@ export async function bench(args: string[]): Promise<number> {
   if (res.facts.length) console.log("\n" + [...new Set(res.facts)].join("\n"));
   console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
   if (pageMd) console.log(`\n${pageMd}`);
+  if (pushMd) console.log(`\n${pushMd}`);
   console.log(`\n${scaleMd}`);
   if (edgesMd) console.log(`\n${edgesMd}`);
   console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);

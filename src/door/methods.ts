@@ -195,7 +195,8 @@ export async function sendMessage(
     throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
   }
   const res = submitNew(ctx, routed.msg);
-  if (inline) attachInlinePush(ctx, inline, res.task, after);
+  // A rejected task was not taken (and is not listed): it gets no push config.
+  if (inline && res.kind !== "rejected") attachInlinePush(ctx, inline, res.task, after);
   if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
   await settled(ctx, res.task);
   return { task: toA2A(res.task) };

@@ -142,7 +142,8 @@ export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promi
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
   }
   const res = submitNew(ctx, routed.msg);
-  if (inline) attachInlinePush(ctx, inline, res.task, after);
+  // A rejected task was not taken (and is not listed): it gets no push config.
+  if (inline && res.kind !== "rejected") attachInlinePush(ctx, inline, res.task, after);
   if (res.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
     return oneEvent(req, { task: toA2A(res.task) }, ext);

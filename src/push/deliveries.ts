@@ -204,7 +204,8 @@ export class Deliveries {
   readonly trace: TraceWrite;
   /** task id → its lanes, by config key. */
   #lanes = new Map<string, Map<string, Lane>>();
-  #sub: Subscription;
+  /** The log subscription, held only while some config has a lane. */
+  #sub: Subscription | null = null;
   #finished = false;
   readonly #resolve: Resolver;
 
@@ -213,11 +214,10 @@ export class Deliveries {
     this.retryBaseMs = o.retryBaseMs ?? RETRY_BASE_MS;
     this.trace = o.trace;
     this.#resolve = o.resolve ?? dnsResolver;
-    this.#sub = o.log.subscribe((e) => this.#lanes.has(e.taskId));
-    this.#sub.listen({ ready: () => this.#route() });
   }
 
   #route(): void {
+    if (!this.#sub) return;
     for (const e of this.#sub.take().entries) {
       for (const lane of this.#lanes.get(e.taskId)?.values() ?? []) lane.offer(e);
     }
@@ -232,6 +232,10 @@ export class Deliveries {
     if (this.#finished) return;
     // Events the subscription holds belong to the lanes as they were: hand them over first.
     this.#route();
+    if (!this.#sub) {
+      this.#sub = this.o.log.subscribe((e) => this.#lanes.has(e.taskId));
+      this.#sub.listen({ ready: () => this.#route() });
+    }
     const lanes = this.#lanes.get(c.taskId) ?? new Map<string, Lane>();
     lanes.get(key)?.stop.abort();
     const lane = new Lane(c, this);
@@ -253,6 +257,10 @@ export class Deliveries {
     lane.stop.abort();
     lanes!.delete(key);
     if (lanes!.size === 0) this.#lanes.delete(taskId);
+    if (this.#lanes.size === 0) {
+      this.#sub?.close();
+      this.#sub = null;
+    }
     this.#end(lane, "deleted");
   }
 
@@ -342,7 +350,8 @@ export class Deliveries {
     if (this.#finished) return { undelivered: 0, dropped: 0, gaveUp: 0 };
     this.#route();
     this.#finished = true;
-    this.#sub.close();
+    this.#sub?.close();
+    this.#sub = null;
     const lanes = [...this.#lanes.values()].flatMap((m) => [...m.values()]);
     const drainMs = this.o.drainMs ?? DRAIN_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;

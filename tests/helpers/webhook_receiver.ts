@@ -1,12 +1,13 @@
 /**
  * A push-notification receiver on loopback for tests (README "Push notifications"): it verifies
  * each POST's Standard Webhooks signature with the session's secret, keeps every POST it got, and
- * answers as the test sets it: `up` (204), `down` (503), `redirect` (a 307 to `redirectTo`) or
+ * answers as the test sets it: `up` (204), `down` (503), `gone` (410), `redirect` (a 307 to
+ * `redirectTo`) or
  * `hold` (no answer until released). Deduplication is the receiver's job: `unique()` drops
  * repeated `webhook-id`s as a real receiver would.
  */
 
-export type Mode = "up" | "down" | "redirect" | "hold";
+export type Mode = "up" | "down" | "gone" | "redirect" | "hold";
 
 export interface Delivery {
   id: string;
@@ -31,6 +32,8 @@ export interface Receiver {
   /** The POSTs answered 2xx, duplicates (same webhook-id) dropped, in arrival order. */
   unique(): Delivery[];
   mode: Mode;
+  /** When set, the mode for this POST (by its delivery), else `mode`. */
+  decide?: (d: Delivery) => Mode;
   redirectTo: string;
   /** Answers the held POSTs (mode `hold`) with 204 and stops holding. */
   release(): void;
@@ -100,9 +103,11 @@ export function startReceiver(secret: () => string, mode: Mode = "up"): Receiver
       answered: 0,
     };
     const answer = async (): Promise<Response> => {
-      switch (r.mode) {
+      switch (r.decide?.(d) ?? r.mode) {
         case "down":
           return new Response("down", { status: 503 });
+        case "gone":
+          return new Response("gone", { status: 410 });
         case "redirect":
           return new Response(null, { status: 307, headers: { location: r.redirectTo } });
         case "hold":

@@ -24,21 +24,22 @@ const HOLD_SCRIPT = {
   tasks: [{ turns: [{ steps: [{ text: "holding" }, { delay_ms: 600_000 }] }] }],
 };
 
-function manifest(auth: boolean, acceptance: "single" | "none") {
+function manifest(auth: boolean, acceptance: "single" | "none", push: boolean) {
   return {
     name: "fuzz",
     version: "0.1.0",
     lifecycle: { task_acceptance: acceptance },
-    ...(auth
-      ? {
-        network: {
+    network: {
+      ...(push ? { push_notifications: { enabled: true } } : {}),
+      ...(auth
+        ? {
           authentication: {
             scheme: "bearer",
             credentials: { watcher: { scopes: ["GetTask", "ListTasks", "murmur.WatchSession"] } },
           },
-        },
-      }
-      : {}),
+        }
+        : {}),
+    },
   };
 }
 
@@ -246,6 +247,14 @@ function checkResult(what: string, r: J, held: string): string | null {
       return typeof r.cursor === "number" && Array.isArray(r.events) && r.closed === false
         ? null
         : `PollSession ${JSON.stringify(r).slice(0, 200)}`;
+    case "push-list":
+      return JSON.stringify(r) === '{"configs":[]}'
+        ? null
+        : `ListTaskPushNotificationConfigs ${JSON.stringify(r).slice(0, 200)}`;
+    case "push-deleted":
+      return JSON.stringify(r) === "{}"
+        ? null
+        : `DeleteTaskPushNotificationConfig ${JSON.stringify(r).slice(0, 200)}`;
   }
   return `unknown result kind ${what}`;
 }
@@ -292,11 +301,17 @@ async function replayIds(mur: Mur, token: string | undefined, ms: number): Promi
   return ids;
 }
 
-async function fuzzDoor(label: string, auth: boolean, acceptance: "single" | "none", n: number) {
+async function fuzzDoor(
+  label: string,
+  auth: boolean,
+  acceptance: "single" | "none",
+  n: number,
+  push = false,
+) {
   const seed = suiteSeed(`door fuzz (${label})`);
   const only = Deno.env.get("MURMUR_FUZZ_CASE");
   const mur = await startMur({
-    manifest: manifest(auth, acceptance),
+    manifest: manifest(auth, acceptance, push),
     script: HOLD_SCRIPT,
     args: ["--task", "hold the session open"],
     env: { MURMUR_HEARTBEAT_MS: "300" },
@@ -356,6 +371,7 @@ async function fuzzDoor(label: string, auth: boolean, acceptance: "single" | "no
       },
       taskAcceptance: acceptance,
       heldTask: held,
+      push: push && acceptance !== "none",
     };
     const failures: string[] = [];
     const kinds = new Map<string, number>();
@@ -443,5 +459,15 @@ Deno.test("fuzz: 2,000 broken requests to a public door that takes no tasks", as
     false,
     "none",
     Number(Deno.env.get("MURMUR_FUZZ_PUBLIC_REQUESTS") ?? 2_000),
+  );
+});
+
+Deno.test("fuzz: 3,000 broken requests to a public door with push notifications on (the push-config methods and inline configs)", async () => {
+  await fuzzDoor(
+    "public, single, push",
+    false,
+    "single",
+    Number(Deno.env.get("MURMUR_FUZZ_PUSH_REQUESTS") ?? 3_000),
+    true,
   );
 });

@@ -23,6 +23,10 @@ const METHODS = [
   "murmur.StopSession",
   "murmur.PollSession",
   "GetExtendedAgentCard",
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
 ];
 const OTHER_METHODS = [
   "message/send",
@@ -75,6 +79,12 @@ const KEYS = [
   "historyLength",
   "includeArtifacts",
   "statusTimestampAfter",
+  "taskPushNotificationConfig",
+  "url",
+  "token",
+  "authentication",
+  "scheme",
+  "credentials",
   "__proto__",
   "constructor",
   "toString",
@@ -197,6 +207,44 @@ function part(r: Rand): Obj {
   }
 }
 
+/** Receiver URLs: refused ranges, public literals, odd schemes and shapes, a host only DNS knows. */
+const PUSH_URLS = [
+  "http://127.0.0.1:9/hook",
+  "http://10.0.0.1/hook",
+  "http://[::1]/hook",
+  "http://localhost:8080/hook",
+  "http://169.254.169.254/latest/meta-data",
+  "http://0.0.0.0/",
+  "https://192.168.1.1/x",
+  "https://203.0.113.9/hook",
+  "http://[2001:db8::1]:8443/h",
+  "ftp://203.0.113.9/x",
+  "http://u:p@203.0.113.9/",
+  "hooks.example.com/x",
+  "https://hooks.example.com/x",
+  "",
+  "not a url",
+];
+
+/** A TaskPushNotificationConfig, mostly well-formed (the mutations break it). */
+function pushConfig(r: Rand, ids: Ids, inline: boolean): Obj {
+  const c: Obj = { url: pick(r, PUSH_URLS) };
+  if (!inline) c[chance(r, 0.5) ? "task_id" : "taskId"] = pick(r, [ids.held, ids.unknown(), ""]);
+  else if (chance(r, 0.2)) c.taskId = pick(r, ["", ids.held]);
+  if (chance(r, 0.5)) c.id = pick(r, ["tck-push-01", "", "a b", "x".repeat(129), "é"]);
+  if (chance(r, 0.3)) c.token = pick(r, ["t0k", "", "line\nbreak", "ü"]);
+  if (chance(r, 0.3)) {
+    c.authentication = pick<Json>(r, [
+      { scheme: "Bearer", credentials: "abc" },
+      { scheme: "Bearer" },
+      { scheme: "Bad Scheme", credentials: "x" },
+      { credentials: "x" },
+      { scheme: "Basic", credentials: "a\r\nb" },
+    ]);
+  }
+  return c;
+}
+
 function paramsFor(r: Rand, method: string, ids: Ids): Obj {
   switch (method) {
     case "SendMessage":
@@ -212,6 +260,26 @@ function paramsFor(r: Rand, method: string, ids: Ids): Obj {
       if (chance(r, 0.15)) message.metadata = { [DOOR_URI]: { forgetSession: chance(r, 0.5) } };
       const p: Obj = { message };
       if (chance(r, 0.3)) p.configuration = { returnImmediately: chance(r, 0.5) };
+      if (chance(r, 0.2)) {
+        p.configuration = {
+          ...(p.configuration as Obj | undefined),
+          taskPushNotificationConfig: pushConfig(r, ids, true),
+        };
+      }
+      return p;
+    }
+    case "CreateTaskPushNotificationConfig":
+      return pushConfig(r, ids, false);
+    case "GetTaskPushNotificationConfig":
+    case "DeleteTaskPushNotificationConfig":
+      return {
+        [chance(r, 0.5) ? "task_id" : "taskId"]: pick(r, [ids.held, ids.held, ids.unknown(), ""]),
+        id: pick<Json>(r, ["tck-push-01", "", 7]),
+      };
+    case "ListTaskPushNotificationConfigs": {
+      const p: Obj = { taskId: pick(r, [ids.held, ids.held, ids.unknown()]) };
+      if (chance(r, 0.3)) p.pageSize = pick(r, INT_EDGES);
+      if (chance(r, 0.3)) p.pageToken = pick<Json>(r, ["", "abc", 5]);
       return p;
     }
     case "GetTask": {

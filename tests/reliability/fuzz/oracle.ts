@@ -13,7 +13,11 @@ export type RpcId = string | number | null;
 export type Expect =
   | { kind: "http"; status: 400 | 401 | 403 | 404 | 405 | 413; error?: string }
   | { kind: "rpc-error"; id: RpcId; code: number }
-  | { kind: "rpc-result"; id: RpcId; what: "task" | "rejected" | "list" | "card" | "poll" }
+  | {
+    kind: "rpc-result";
+    id: RpcId;
+    what: "task" | "rejected" | "list" | "card" | "poll" | "push-list" | "push-deleted";
+  }
   | { kind: "stream"; id: RpcId; what: "rejected" | "subscribe" | "watch" }
   | { kind: "card" }
   /** HTTP+JSON (rest_oracle.ts): a Status refusal, with its ErrorInfo reason when it has one. */
@@ -49,6 +53,8 @@ export interface Door {
   taskAcceptance: "none" | "single";
   /** The one task the session holds (WORKING the whole run). */
   heldTask: string;
+  /** `network.push_notifications.enabled` (allow_private false). */
+  push: boolean;
 }
 
 /** The push-config methods: refused PushNotificationNotSupported (push is off on these doors). */
@@ -69,6 +75,14 @@ const BASE_METHODS = [
   "murmur.WatchSession",
   "murmur.StopSession",
   "murmur.PollSession",
+];
+
+/** A2A's push-config methods: `-32003` unless the manifest turns push on (README). */
+export const PUSH_METHODS = [
+  "CreateTaskPushNotificationConfig",
+  "GetTaskPushNotificationConfig",
+  "ListTaskPushNotificationConfigs",
+  "DeleteTaskPushNotificationConfig",
 ];
 
 const STATES = [
@@ -147,12 +161,22 @@ export function expected(c: Case, door: Door): Expect {
   if (versions.length !== 1 || !/^1\.0(\.\d+)?$/.test(versions[0])) return err(id, -32009);
 
   const method = value.method;
-  const methods = door.tokens ? [...BASE_METHODS, "GetExtendedAgentCard"] : BASE_METHODS;
+  const methods = [
+    ...BASE_METHODS,
+    ...(door.push ? PUSH_METHODS : []),
+    ...(door.tokens ? ["GetExtendedAgentCard"] : []),
+  ];
   if (!methods.includes(method)) {
+    if (PUSH_METHODS.includes(method)) return err(id, -32003);
     return err(id, method === "GetExtendedAgentCard" ? -32004 : -32601);
   }
-  // A long poll reads what a watch reads, with its scope (docs/protocol.md "Long poll").
-  const scope = method === "murmur.PollSession" ? "murmur.WatchSession" : method;
+  // A long poll reads what a watch reads, with its scope (docs/protocol.md "Long poll"); a push
+  // config is a task's subscription delivered by POST (README "Push notifications").
+  const scope = method === "murmur.PollSession"
+    ? "murmur.WatchSession"
+    : PUSH_METHODS.includes(method)
+    ? "SubscribeToTask"
+    : method;
   if (scopes && method !== "GetExtendedAgentCard" && !scopes.has(scope)) {
     return { kind: "http", status: 403, error: "insufficient_scope" };
   }
@@ -193,6 +217,11 @@ export function methodAnswer(method: string, p: Obj, id: RpcId, door: Door): Exp
     }
     case "GetExtendedAgentCard":
       return { kind: "rpc-result", id, what: "card" };
+    case "CreateTaskPushNotificationConfig":
+    case "GetTaskPushNotificationConfig":
+    case "ListTaskPushNotificationConfigs":
+    case "DeleteTaskPushNotificationConfig":
+      return pushAnswer(method, p, id, door);
   }
   throw new Error(`oracle: no rule for ${method}`);
 }
@@ -271,6 +300,124 @@ function cursorValid(token: string): boolean {
   }
 }
 
+/**
+ * The push-config methods (README "Push notifications"): the task first (`taskId` or `task_id`:
+ * missing -32602, unknown -32001), then the config's fields. The fuzzer never sends a valid Create
+ * (it would store a config), so no config exists: Get finds none (-32001), List answers none,
+ * Delete answers `{}`.
+ */
+function pushAnswer(method: string, p: Obj, id: RpcId, door: Door): Expect {
+  const taskId = opt(p, "taskId");
+  if (typeof taskId !== "string" || taskId === "") return err(id, -32602);
+  if (taskId !== door.heldTask) return err(id, -32001);
+  switch (method) {
+    case "CreateTaskPushNotificationConfig": {
+      const v = configVerdict(p);
+      return v === "valid" || v === "unknown" ? { kind: "unsafe" } : err(id, -32602);
+    }
+    case "GetTaskPushNotificationConfig":
+    case "DeleteTaskPushNotificationConfig": {
+      const cid = opt(p, "id");
+      if (typeof cid !== "string" || cid === "") return err(id, -32602);
+      return method === "GetTaskPushNotificationConfig"
+        ? err(id, -32001)
+        : { kind: "rpc-result", id, what: "push-deleted" };
+    }
+    default: {
+      const size = opt(p, "pageSize");
+      if (
+        size !== undefined &&
+        !(typeof size === "number" && Number.isInteger(size) && size >= 0 && size <= 2 ** 31 - 1)
+      ) return err(id, -32602);
+      const token = opt(p, "pageToken");
+      // The door issues no page token (a task's configs fit one page): any but "" is refused.
+      if (token !== undefined && token !== "") return err(id, -32602);
+      return { kind: "rpc-result", id, what: "push-list" };
+    }
+  }
+}
+
+/** ProtoJSON: null is absent. */
+function opt(o: Obj, camel: string): unknown {
+  const v = field(o, camel);
+  return v === null ? undefined : v;
+}
+
+/** Hosts the generator uses whose verdict is known without DNS. */
+const REFUSED_HOSTS = new Set([
+  "127.0.0.1",
+  "10.0.0.1",
+  "[::1]",
+  "localhost",
+  "169.254.169.254",
+  "0.0.0.0",
+  "192.168.1.1",
+]);
+const PUBLIC_HOSTS = new Set(["203.0.113.9", "[2001:db8::1]"]);
+const HEADER_SAFE = /^[\x20-\x7e]*$/;
+
+/**
+ * A TaskPushNotificationConfig's fields: `invalid` (-32602), `valid`, or `unknown` (its URL names
+ * a host only DNS can judge).
+ */
+export function configVerdict(c: Obj): "invalid" | "valid" | "unknown" {
+  const cid = opt(c, "id");
+  if (
+    cid !== undefined &&
+    (typeof cid !== "string" || (cid !== "" && !/^[\x21-\x7e]{1,128}$/.test(cid)))
+  ) {
+    return "invalid";
+  }
+  const header = (v: unknown) =>
+    v === undefined || (typeof v === "string" && v.length <= 4096 && HEADER_SAFE.test(v));
+  if (!header(opt(c, "token"))) return "invalid";
+  const auth = opt(c, "authentication");
+  if (auth !== undefined) {
+    if (!isObj(auth)) return "invalid";
+    const scheme = opt(auth, "scheme");
+    if (typeof scheme !== "string" || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/.test(scheme)) {
+      return "invalid";
+    }
+    if (!header(opt(auth, "credentials"))) return "invalid";
+  }
+  const url = opt(c, "url");
+  if (typeof url !== "string" || url === "" || url.length > 2048) return "invalid";
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return "invalid";
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return "invalid";
+  if (u.username || u.password) return "invalid";
+  if (REFUSED_HOSTS.has(u.hostname)) return "invalid";
+  return PUBLIC_HOSTS.has(u.hostname) ? "valid" : "unknown";
+}
+
+/**
+ * A send's `configuration.taskPushNotificationConfig`: null when absent, else the answer it gets
+ * before the message is taken (-32003 with push off, -32602 when refused, unsafe when only DNS
+ * could judge it); "ok" when it passes.
+ */
+function inlineAnswer(p: Obj, id: RpcId, door: Door): Expect | "ok" | null {
+  const cfg = field(p, "configuration");
+  if (!isObj(cfg)) return null;
+  const inline = field(cfg, "taskPushNotificationConfig");
+  if (inline === undefined || inline === null) return null;
+  if (!door.push) return err(id, -32003);
+  if (!isObj(inline)) return err(id, -32602);
+  const taskId = field(inline, "taskId");
+  if (taskId !== undefined && taskId !== null && typeof taskId !== "string") {
+    return err(id, -32602);
+  }
+  const v = configVerdict(inline);
+  if (v === "invalid") return err(id, -32602);
+  if (v === "unknown") return { kind: "unsafe" };
+  // A new task's id is not the client's to name: a taskId there is refused.
+  if (typeof taskId === "string" && taskId !== "") return err(id, -32602);
+  return "ok";
+}
+
 /** door-facts §5 checks 1–6, then routing by taskId. */
 function sendAnswer(streaming: boolean, p: Obj, id: RpcId, door: Door): Expect {
   if (streaming && door.taskAcceptance === "none") return err(id, -32004);
@@ -317,9 +464,15 @@ function sendAnswer(streaming: boolean, p: Obj, id: RpcId, door: Door): Expect {
       const ri = field(cfg, "returnImmediately");
       if (ri !== undefined && ri !== null && typeof ri !== "boolean") return err(id, -32602);
     }
+    const inline = inlineAnswer(p, id, door);
+    if (inline !== null && inline !== "ok") return inline;
     if (door.taskAcceptance === "none") return err(id, -32004);
+    // The session is busy with its held task: the new one is rejected, and a rejected task gets
+    // no push config.
     return { kind: "rpc-result", id, what: "rejected" };
   }
+  const inline = inlineAnswer(p, id, door);
+  if (inline !== null && inline !== "ok") return inline;
   return { kind: "stream", id, what: "rejected" };
 }
 
