@@ -2,9 +2,10 @@
  * Push notifications beside a task and a watcher (issue 16, README "Push notifications"): one
  * `mur run` with push on; each trial opens a WatchSession, sends a task of N text frames and
  * measures the task's own duration (its `task_end.duration_ms`) and the time from the send to the
- * watcher reading the task's final status, with no push config, or with an inline config (every
- * frame delivered: the stream extension activated) whose receiver refuses connections, accepts
- * and never answers, or answers each POST after 20 ms. Conditions take turns within each round;
+ * watcher reading the task's final status, with no push config, with an inline config for the
+ * A2A events only whose receiver never answers, or with one for every frame (the stream extension
+ * activated) whose receiver refuses connections, accepts and never answers, or answers each POST
+ * after 20 ms. Conditions take turns within each round;
  * each trial's config is deleted after it (its lane stops), so a trial never inherits another's
  * backlog. The figures are medians and their ratios to "none", from the same run.
  *
@@ -19,11 +20,12 @@ const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 const HEADERS = { "content-type": "application/json", "a2a-version": "1.0" };
 
-type Condition = "none" | "refused" | "hanging" | "slow";
-const CONDITIONS: Condition[] = ["none", "refused", "hanging", "slow"];
+type Condition = "none" | "plain" | "refused" | "hanging" | "slow";
+const CONDITIONS: Condition[] = ["none", "plain", "refused", "hanging", "slow"];
 
 const LABEL: Record<Condition, string> = {
   none: "no push config",
+  plain: "receiver accepts, never answers; A2A events only",
   refused: "receiver refuses connections",
   hanging: "receiver accepts, never answers",
   slow: "receiver answers after 20 ms",
@@ -57,6 +59,7 @@ function receivers() {
   return {
     url: {
       none: "",
+      plain: `http://127.0.0.1:${(hang.addr as Deno.NetAddr).port}/plain`,
       refused: `http://127.0.0.1:${refusedPort}/hook`,
       hanging: `http://127.0.0.1:${(hang.addr as Deno.NetAddr).port}/hook`,
       slow: `http://127.0.0.1:${slow.addr.port}/hook`,
@@ -135,7 +138,7 @@ export async function benchPush(
   dir: string,
 ): Promise<string> {
   const n = o.quick ? 1000 : 5000;
-  const rounds = o.quick ? 2 : 9;
+  const rounds = o.quick ? 2 : 15;
   const capsule = `${dir}/push`;
   await Deno.mkdir(capsule, { recursive: true });
   await Deno.writeTextFile(
@@ -152,6 +155,7 @@ export async function benchPush(
     `${capsule}/script.yaml`,
     stringify({ tasks: [{ turns: [{ steps: [{ text: "tick ", repeat: n }] }] }] }),
   );
+  const load0 = loadavg();
   const rx = receivers();
   const s = await spawnReady({
     name: "mur run (push)",
@@ -178,7 +182,7 @@ export async function benchPush(
         const sent = await rpc(base, "SendMessage", {
           message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "go" }] },
           configuration: { returnImmediately: true, ...cfg },
-        }, c === "none" ? {} : { "a2a-extensions": STREAM_URI });
+        }, c === "none" || c === "plain" ? {} : { "a2a-extensions": STREAM_URI });
         taskId = sent.result.task.id;
         const seen = await w.done;
         lastId = seen.last;
@@ -203,29 +207,40 @@ export async function benchPush(
     await rx.close();
   }
   const med = (c: Condition, k: keyof Trial) => median(trials.get(c)!.map((t) => t[k]));
-  const rows = CONDITIONS.map((c) => {
-    const ratio = (k: keyof Trial) =>
-      c === "none" ? "1.00" : (med(c, k) / med("none", k)).toFixed(2);
-    return `| ${LABEL[c]} | ${med(c, "taskMs").toFixed(0)} | ${ratio("taskMs")} | ${
-      med(c, "watchMs").toFixed(0)
-    } | ${ratio("watchMs")} | ${med(c, "cpuMs").toFixed(0)} | ${ratio("cpuMs")} |`;
-  });
+  const best = (c: Condition, k: keyof Trial) => Math.min(...trials.get(c)!.map((t) => t[k]));
+  const cell = (c: Condition, k: keyof Trial, f: typeof med) =>
+    `${f(c, k).toFixed(0)} | ${c === "none" ? "1.00" : (f(c, k) / f("none", k)).toFixed(2)}`;
+  const rows = CONDITIONS.map((c) =>
+    `| ${LABEL[c]} | ${cell(c, "taskMs", med)} | ${cell(c, "taskMs", best)} | ${
+      cell(c, "watchMs", med)
+    } | ${cell(c, "watchMs", best)} | ${cell(c, "cpuMs", med)} |`
+  );
   return [
     "## Push notifications beside a task and a watcher (issue 16)",
     "",
     `One \`mur run\` with push on; a task of ${
       n.toLocaleString("en")
     } text frames, a WatchSession open`,
-    `before it is sent. With a receiver, the task's inline config asks for every frame (the stream`,
-    `extension activated), so its lane queues every event (4,096 at most; the rest dropped). Medians`,
-    `of ${rounds} trials per row, conditions taking turns within each round; each trial's config`,
-    "is deleted after it. task = its `task_end.duration_ms`; watch = send → the watcher reads the",
-    "final status; CPU = the server process's CPU time over the trial.",
+    `before it is sent. The "A2A events only" config gets the task's statuses and artifact; the`,
+    `others ask for every frame (the stream extension activated), so their lane queues every event`,
+    `(4,096 at most; the rest dropped). ${rounds} trials per row, conditions taking turns within`,
+    "each round; each trial's config is deleted after it. task = its `task_end.duration_ms`; watch =",
+    "send → the watcher reads the final status; CPU = the server process's threads' on-CPU time",
+    "over the trial (/proc schedstat). Median and best trial, each with its ratio to no config.",
+    `Load average before: ${load0}; after: ${loadavg()}.`,
     "",
-    "| receiver | task ms | ×none | watch ms | ×none | server CPU ms | ×none |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    "| receiver | task ms (median) | ×none | task ms (best) | ×none | watch ms (median) | ×none | watch ms (best) | ×none | server CPU ms (median) | ×none |",
+    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ...rows,
   ].join("\n");
+}
+
+function loadavg(): string {
+  try {
+    return Deno.readTextFileSync("/proc/loadavg").split(" ").slice(0, 3).join(" ");
+  } catch {
+    return "unknown";
+  }
 }
 
 if (import.meta.main) {

@@ -204,6 +204,8 @@ export class Deliveries {
   readonly trace: TraceWrite;
   /** task id → its lanes, by config key. */
   #lanes = new Map<string, Map<string, Lane>>();
+  /** Tasks with a config that takes murmur frames too (`#countFrames`). */
+  #frames = new Set<string>();
   /** The log subscription, held only while some config has a lane. */
   #sub: Subscription | null = null;
   #finished = false;
@@ -233,7 +235,11 @@ export class Deliveries {
     // Events the subscription holds belong to the lanes as they were: hand them over first.
     this.#route();
     if (!this.#sub) {
-      this.#sub = this.o.log.subscribe((e) => this.#lanes.has(e.taskId));
+      // A task whose configs all take only A2A events is not told of its murmur frames at all.
+      this.#sub = this.o.log.subscribe((e) => {
+        const lanes = this.#lanes.get(e.taskId);
+        return lanes !== undefined && (e.plain !== null || this.#frames.has(e.taskId));
+      });
       this.#sub.listen({ ready: () => this.#route() });
     }
     const lanes = this.#lanes.get(c.taskId) ?? new Map<string, Lane>();
@@ -241,6 +247,7 @@ export class Deliveries {
     const lane = new Lane(c, this);
     lanes.set(key, lane);
     this.#lanes.set(c.taskId, lanes);
+    this.#countFrames(c.taskId);
     if (after !== undefined) {
       for (const e of this.o.log.replay(after).entries) {
         if (e.taskId === c.taskId) lane.offer(e);
@@ -257,11 +264,19 @@ export class Deliveries {
     lane.stop.abort();
     lanes!.delete(key);
     if (lanes!.size === 0) this.#lanes.delete(taskId);
+    this.#countFrames(taskId);
     if (this.#lanes.size === 0) {
       this.#sub?.close();
       this.#sub = null;
     }
     this.#end(lane, "deleted");
+  }
+
+  /** Whether some config of the task takes murmur frames (was made with the stream activated). */
+  #countFrames(taskId: string): void {
+    const any = [...this.#lanes.get(taskId)?.values() ?? []].some((l) => l.config.activated);
+    if (any) this.#frames.add(taskId);
+    else this.#frames.delete(taskId);
   }
 
   /** One POST of one event to one config's URL. */
