@@ -22,7 +22,10 @@ export type Expect =
   | { kind: "card" }
   /** HTTP+JSON (rest_oracle.ts): a Status refusal, with its ErrorInfo reason when it has one. */
   | { kind: "rest-error"; status: number; reason: string | null; allow?: string[] }
-  | { kind: "rest-result"; what: "task" | "rejected" | "list" | "card" | "poll" }
+  | {
+    kind: "rest-result";
+    what: "task" | "rejected" | "list" | "card" | "poll" | "push-list" | "push-deleted";
+  }
   | { kind: "rest-stream"; what: "rejected" | "subscribe" | "watch" }
   /** A request that would change the session (cancel the held task, stop): never sent. */
   | { kind: "unsafe" };
@@ -56,14 +59,6 @@ export interface Door {
   /** `network.push_notifications.enabled` (allow_private false). */
   push: boolean;
 }
-
-/** The push-config methods: refused PushNotificationNotSupported (push is off on these doors). */
-export const PUSH_METHODS = [
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-];
 
 const BASE_METHODS = [
   "SendMessage",

@@ -218,11 +218,18 @@ export function restExpected(c: Case, door: Door): Expect {
     return restErr(400, "VERSION_NOT_SUPPORTED");
   }
   const method = verb.method;
-  if (PUSH_METHODS.includes(method)) return restErr(400, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+  if (PUSH_METHODS.includes(method) && !door.push) {
+    return restErr(400, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+  }
   if (method === "GetExtendedAgentCard" && !door.tokens) {
     return restErr(400, "UNSUPPORTED_OPERATION");
   }
-  const scope = method === "murmur.PollSession" ? "murmur.WatchSession" : method;
+  // The scopes as on JSON-RPC (oracle.ts): a poll is a watch, a push config a subscription.
+  const scope = method === "murmur.PollSession"
+    ? "murmur.WatchSession"
+    : PUSH_METHODS.includes(method)
+    ? "SubscribeToTask"
+    : method;
   if (scopes && method !== "GetExtendedAgentCard" && !scopes.has(scope)) {
     return restErr(403, "INSUFFICIENT_SCOPE");
   }
