@@ -388,14 +388,14 @@ interface PushLines {
     error: string;
   };
   /**
-   * A config's deliveries are over (the session ended, or the config was deleted): what it
+   * A config's deliveries are over (the session ended, the config was deleted or replaced): what it
    * delivered, gave up, dropped, and the ids of the events it never sent.
    */
   push_end: {
     task_id: string;
     config_id: string;
     url: string;
-    how: "drained" | "deleted" | "session_ended";
+    how: "drained" | "deleted" | "replaced" | "session_ended";
     delivered: number;
     gave_up: number;
     dropped: number;

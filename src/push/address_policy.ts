@@ -3,8 +3,9 @@
  * public address. Loopback, link-local, private, shared (CGNAT), multicast and reserved ranges
  * are refused unless the manifest says `network.push_notifications.allow_private: true`: a
  * caller of the door must not make the capsule POST into the network it runs in (SSRF). A host
- * name is resolved and every address it names must pass; deliveries check again before each
- * attempt (deliveries.ts), so a name that later resolves inward is refused then too.
+ * name is resolved and every address it names must pass; deliveries check again before an
+ * attempt, at most every 10 s (deliveries.ts), so a name that later resolves inward is refused
+ * then too.
  */
 
 /** Why an address is not public, or null when it is. */

@@ -29,6 +29,8 @@ export const RETRY_BASE_MS = 200;
 export const MAX_BACKOFF_MS = 30_000;
 /** One attempt's limit: a receiver that has not answered by then has failed it. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** A URL's host is resolved and checked again before an attempt at most this often. */
+export const RECHECK_MS = 10_000;
 /** How long the end of a session waits for the lanes to empty. */
 export const DRAIN_MS = 5_000;
 
@@ -243,7 +245,12 @@ export class Deliveries {
       this.#sub.listen({ ready: () => this.#route() });
     }
     const lanes = this.#lanes.get(c.taskId) ?? new Map<string, Lane>();
-    lanes.get(key)?.stop.abort();
+    const replaced = lanes.get(key);
+    if (replaced) {
+      // The replaced config's lane stops; what it had not sent is in its push_end.
+      replaced.stop.abort();
+      this.#end(replaced, "replaced");
+    }
     const lane = new Lane(c, this);
     lanes.set(key, lane);
     this.#lanes.set(c.taskId, lanes);
@@ -279,13 +286,23 @@ export class Deliveries {
     else this.#frames.delete(taskId);
   }
 
+  /** URL → when it last passed the address check: a name is resolved again after RECHECK_MS. */
+  #checked = new Map<string, number>();
+
+  #recentlyChecked(url: URL): boolean {
+    const at = this.#checked.get(url.href);
+    return at !== undefined && Date.now() - at < RECHECK_MS;
+  }
+
   /** One POST of one event to one config's URL. */
   async attempt(c: PushConfig, e: LogEntry, stop: AbortSignal): Promise<Outcome> {
-    if (!this.o.allowPrivate) {
+    if (!this.o.allowPrivate && !this.#recentlyChecked(c.url)) {
       // The name may resolve elsewhere now than when the config was made.
       try {
         await checkUrl(c.url.href, false, this.#resolve);
+        this.#checked.set(c.url.href, Date.now());
       } catch (err) {
+        this.#checked.delete(c.url.href);
         const why = err instanceof UrlRefused ? err.message : String(err);
         return { ok: false, retry: !(err instanceof UrlRefused), error: `the url ${why}` };
       }
@@ -340,7 +357,7 @@ export class Deliveries {
     return { ok: false, retry, error: `HTTP ${s}` };
   }
 
-  #end(lane: Lane, how: "drained" | "deleted" | "session_ended"): void {
+  #end(lane: Lane, how: "drained" | "deleted" | "replaced" | "session_ended"): void {
     lane.flushDrops();
     const undelivered = lane.undelivered();
     this.trace("push_end", {

@@ -362,3 +362,43 @@ Deno.test("a receiver's redirect is not followed: the event is given up, the tra
     await target.close();
   }
 });
+
+Deno.test("a Create with an id the caller already has replaces that config: the old lane ends (push_end replaced), events go to the new URL", async () => {
+  let secret = "";
+  const a = startReceiver(() => secret);
+  const b = startReceiver(() => secret);
+  const cap = await pushCapsule();
+  secret = secretOf(cap);
+  try {
+    const task = await submit(cap.base, "wait here");
+    for (const rx of [a, b]) {
+      const c = await call(cap.base, "CreateTaskPushNotificationConfig", {
+        taskId: task.id,
+        id: "same",
+        url: rx.url(),
+      });
+      assert.equal(c.json.result.url, rx.url(), c.text);
+    }
+    const l = await call(cap.base, "ListTaskPushNotificationConfigs", { taskId: task.id });
+    assert.deepEqual(l.json.result.configs.map((c: { url: string }) => c.url), [b.url()]);
+    await call(cap.base, "CancelTask", { id: task.id });
+    await until(
+      "the canceled status at the new URL",
+      () => b.unique().find((d) => d.body.statusUpdate?.status.state === "TASK_STATE_CANCELED"),
+    );
+    assert.equal(a.posts.length, 0);
+    const trace = await traceOf(cap);
+    assert.deepEqual(
+      trace.filter((l) => l.event_type === "push_config").map((l) => l.action),
+      ["created", "replaced"],
+    );
+    const end = trace.find((l) => l.event_type === "push_end")!;
+    assert.equal(end.how, "replaced");
+    assert.equal(end.url, new URL(a.url()).origin);
+    assert.equal(end.undelivered, 0);
+  } finally {
+    await cap.close();
+    await a.close();
+    await b.close();
+  }
+});
