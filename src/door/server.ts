@@ -41,13 +41,17 @@ export function matchesEtag(header: string | null, etag: string): boolean {
   return header.split(",").some((t) => strip(t) === strip(etag));
 }
 
-/** HTTP+JSON answers a unary result as the bare ProtoJSON object (A2A v1.0 §11.4). */
-const REST_BINDING: Binding = {
-  result: (value) =>
-    new Response(JSON.stringify(value ?? {}), {
-      headers: { "content-type": "application/a2a+json" },
-    }),
-};
+/**
+ * HTTP+JSON answers a unary result as the bare ProtoJSON object (A2A v1.0 §11.4), labelled
+ * `application/a2a+json` when the request's Accept names it (the SDK clients do), else plain
+ * `application/json`, which every JSON client takes (curl and the conformance kit accept any type,
+ * and the kit requires `application/json`).
+ */
+function restBinding(req: Request): Binding {
+  const a2a = /application\/a2a\+json/i.test(req.headers.get("accept") ?? "");
+  const headers = { "content-type": a2a ? "application/a2a+json" : "application/json" };
+  return { result: (value) => new Response(JSON.stringify(value ?? {}), { headers }) };
+}
 
 export interface DoorOptions {
   session: Session;
@@ -120,7 +124,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     if (restful) {
       const r: RestRequest = { req, url, grant };
       return await through(r, rest) ??
-        await dispatch(req, r.route!.method, null, r.params!, grant, REST_BINDING);
+        await dispatch(req, r.route!.method, null, r.params!, grant, restBinding(req));
     }
     const call: RpcRequest = { req, url, grant };
     return await through(call, checks) ??

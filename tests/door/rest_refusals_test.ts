@@ -158,13 +158,17 @@ Deno.test("HTTP+JSON refusals: route, media type, body, version, method, params 
     // Nothing above was taken.
     const all = await get(b, "/tasks");
     assert.equal(all.status, 200, all.text);
-    assert.equal(all.headers.get("content-type"), "application/a2a+json");
+    // Plain JSON unless the request's Accept names application/a2a+json.
+    assert.equal(all.headers.get("content-type"), "application/json");
+    const a2a = await get(b, "/tasks", { ...V, accept: "application/a2a+json, application/json" });
+    assert.equal(a2a.headers.get("content-type"), "application/a2a+json");
+    assert.deepEqual(a2a.json, all.json);
     assert.deepEqual(all.json, { tasks: [], nextPageToken: "", pageSize: 50, totalSize: 0 });
 
     // And a good request after all of them: the bare SendMessageResponse.
     const sent = await send(ok);
     assert.equal(sent.status, 200, sent.text);
-    assert.equal(sent.headers.get("content-type"), "application/a2a+json");
+    assert.equal(sent.headers.get("content-type"), "application/json");
     assert.equal(sent.json.task.status.state, "TASK_STATE_COMPLETED");
     const got = await get(b, `/tasks/${sent.json.task.id}?historyLength=0`);
     assert.equal(got.json.id, sent.json.task.id);

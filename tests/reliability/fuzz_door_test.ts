@@ -187,7 +187,8 @@ export function judge(e: Expect, got: RawResult, held: string): string | null {
     }
     case "rest-result": {
       if (res.status !== 200) return `HTTP ${res.status}, expected a result: ${body}`;
-      if (ctype !== "application/a2a+json") return `content-type ${ctype}`;
+      // The fuzzer sends no Accept: plain JSON (application/a2a+json only when asked for).
+      if (ctype !== "application/json") return `content-type ${ctype}`;
       const j = parseJson(res.body) as J | undefined;
       if (!j || "error" in j) return `expected a result (${e.what}), got ${body}`;
       return checkResult(e.what, j, held);

@@ -152,7 +152,7 @@ Deno.test("HTTP+JSON streams: bare events with the JSON-RPC stream's ids and bod
     const poll = await fetch(cap.base + "/murmur/session:poll?cursor=999999", {
       headers: { "a2a-version": "1.0" },
     });
-    assertEquals(poll.headers.get("content-type"), "application/a2a+json");
+    assertEquals(poll.headers.get("content-type"), "application/json");
     const polled = await poll.json();
     assertEquals(polled.gap, { firstAvailableId: restGap.firstAvailableId });
     // The poll from 0 reads the same events the watch did, as {id, data}.
