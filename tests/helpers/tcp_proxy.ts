@@ -4,10 +4,15 @@
  * stop reading from the door (`pause`) so the door's writes back up as they do behind a slow
  * link. It also records each `Last-Event-ID` the client sent, to show what a reconnect asked for.
  */
+const LAST_EVENT_ID = /^last-event-id:\s*(\d+)/gim;
+const EVENT_ID = /^id:\s*(\d+)\r?$/gm;
+
 export class TcpProxy {
   readonly port: number;
   /** Every `Last-Event-ID` header value seen going to the door, in order. */
   readonly lastEventIds: number[] = [];
+  /** Every SSE `id:` the door sent through to the client, in order (a test waits on these). */
+  readonly forwardedIds: number[] = [];
   #listener: Deno.Listener;
   #open = new Set<Deno.Conn>();
   #paused: PromiseWithResolvers<void> | null = null;
@@ -67,13 +72,15 @@ export class TcpProxy {
         if (!toDoor && this.#paused) await this.#paused.promise;
         const n = await from.read(buf);
         if (n === null) return;
-        if (toDoor) {
-          for (const m of dec.decode(buf.subarray(0, n)).matchAll(/^last-event-id:\s*(\d+)/gim)) {
-            this.lastEventIds.push(Number(m[1]));
-          }
-        }
+        // Only whole `id:` lines inside one read are seen; enough for a test waiting on one.
+        const text = dec.decode(buf.subarray(0, n));
+        const matches = [...text.matchAll(toDoor ? LAST_EVENT_ID : EVENT_ID)].map((m) =>
+          Number(m[1])
+        );
         let off = 0;
         while (off < n) off += await to.write(buf.subarray(off, n));
+        // Recorded once written on: a waiter that sees an id knows its bytes are on their way.
+        (toDoor ? this.lastEventIds : this.forwardedIds).push(...matches);
       }
     } catch {
       // a side closed or was cut
