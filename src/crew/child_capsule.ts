@@ -2,7 +2,9 @@
  * A capsule this mur starts as a child process (README "Crews"): a formation member
  * (src/crew/launch.ts) or a delegated child (`delegate-task`). It runs `mur run --manifest <path>
  * --json --bind 127.0.0.1` as the leader of its own process group, with a lifeline on its stdin
- * (src/crew/lifeline.ts), so it ends when this process ends however that happens.
+ * (src/crew/lifeline.ts), so it ends when this process ends however that happens. It inherits this
+ * process's environment except what makes a formation member (`MURMUR_FORMATION_ID`,
+ * `MURMUR_CREW_*`), which only its starter gives it.
  *
  * API: `ChildCapsule.start(options)` resolves once the child's `--json` readiness line is read
  * (bounded by `readyTimeoutMs`) and throws E-RUN-045 otherwise (the child is killed first);
@@ -44,6 +46,15 @@ export interface ChildOptions {
   /** Names the child in error messages (default: the manifest path). */
   label?: string;
 }
+
+/** Variables a child never inherits from this process (src/crew/launch.ts sets them itself). */
+const MEMBERSHIP_ENV = [
+  "MURMUR_FORMATION_ID",
+  "MURMUR_CREW_DOOR",
+  "MURMUR_CREW_CALLEES",
+  "MURMUR_CREW_FILE",
+  LIFELINE_ENV,
+];
 
 /** Default time a child gets to end after SIGTERM before its group is killed. */
 export const CHILD_STOP_GRACE_MS = 10_000;
@@ -100,13 +111,18 @@ export class ChildCapsule {
     const mur = murCommand();
     const args = [...mur.args, "run", "--manifest", o.manifest, "--json", "--bind", "127.0.0.1"];
     args.push(...(o.args ?? []));
-    const env = { ...Deno.env.toObject(), ...o.env, [LIFELINE_ENV]: "stdin" };
+    // A child is nobody's member by inheritance: what makes a process a formation member is
+    // given by its starter in `o.env`, never passed down from this process.
+    const inherited = Deno.env.toObject();
+    for (const name of MEMBERSHIP_ENV) delete inherited[name];
+    const env = { ...inherited, ...o.env, [LIFELINE_ENV]: "stdin" };
     // Its own process group, so one kill reaches what it forked (src/tools/group_leader.ts).
-    const leader = groupLeaderSpawn(mur.program, args, env, false);
+    const leader = groupLeaderSpawn(mur.program, args, env, true);
     const proc = new Deno.Command(leader.program, {
       args: leader.args,
       cwd: o.cwd,
       env,
+      clearEnv: true,
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -117,3 +117,34 @@ Deno.test("child capsule: no readiness line in time is E-RUN-045 and the child i
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("child capsule: a child does not inherit this process's formation membership", async () => {
+  const id = "frm_0123456789abcdef0123456789abcdef";
+  Deno.env.set("MURMUR_FORMATION_ID", id);
+  Deno.env.set("MURMUR_CREW_CALLEES", "someone");
+  try {
+    await withChild("child-e", (c, home) => {
+      const rec = JSON.parse(Deno.readTextFileSync(`${home}/running/${c.sessionId}.json`));
+      assertEquals(rec.session_id, c.sessionId);
+      assertEquals(rec.formation_id, undefined);
+      return Promise.resolve();
+    });
+    // Given by the starter, it is taken.
+    const { dir, home } = await sleepingCapsule("child-f");
+    const c = await ChildCapsule.start({
+      manifest: dir,
+      env: { MURMUR_HOME: home, MURMUR_FORMATION_ID: id },
+    });
+    try {
+      const rec = JSON.parse(Deno.readTextFileSync(`${home}/running/${c.sessionId}.json`));
+      assertEquals(rec.formation_id, id);
+    } finally {
+      killTree(c.pid);
+      await c.exited;
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  } finally {
+    Deno.env.delete("MURMUR_FORMATION_ID");
+    Deno.env.delete("MURMUR_CREW_CALLEES");
+  }
+});

@@ -24,14 +24,26 @@ export interface Launched {
   close(): Promise<void>;
 }
 
-/** Writes one scripted capsule per name and the roster (`extra` is appended to it). */
-export async function writeFormation(names: string[], roster: string): Promise<string> {
+/**
+ * Writes one scripted capsule per name (with `scripts[name]` as its script when given: the
+ * built-in canned answer otherwise) and the roster.
+ */
+export async function writeFormation(
+  names: string[],
+  roster: string,
+  scripts: Record<string, Record<string, unknown>> = {},
+): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "mur-formation-" });
   for (const name of names) {
     await Deno.mkdir(`${dir}/${name}`);
+    const inference: Record<string, unknown> = { transport: "http", driver: "scripted" };
+    if (scripts[name]) {
+      await Deno.writeTextFile(`${dir}/${name}/script.yaml`, stringify(scripts[name]));
+      inference.script = "script.yaml";
+    }
     await Deno.writeTextFile(
       `${dir}/${name}/murmur.yaml`,
-      stringify({ name, version: "0.1.0", inference: { transport: "http", driver: "scripted" } }),
+      stringify({ name, version: "0.1.0", inference }),
     );
   }
   await Deno.writeTextFile(`${dir}/roster.yaml`, roster);
@@ -49,7 +61,11 @@ reachability:
 `;
 
 /** Starts `mur run --roster` with `--json` and reads its readiness line (≤ 60 s). */
-export async function launch(dir: string, args: string[] = []): Promise<Launched> {
+export async function launch(
+  dir: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<Launched> {
   const home = `${dir}/.home`;
   const proc = new Deno.Command(Deno.execPath(), {
     args: [
@@ -64,7 +80,7 @@ export async function launch(dir: string, args: string[] = []): Promise<Launched
       ...args,
     ],
     // The entry member has no task: it waits for one A2A task, long enough for every test.
-    env: { MURMUR_HOME: home, MURMUR_A2A_TIMEOUT_SECS: "120", NO_COLOR: "1" },
+    env: { MURMUR_HOME: home, MURMUR_A2A_TIMEOUT_SECS: "120", NO_COLOR: "1", ...env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
