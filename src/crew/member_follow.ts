@@ -3,7 +3,9 @@
  * protocol, docs/protocol.md), resuming with `Last-Event-ID` when the connection drops, so no
  * event is missed and none is polled for. Once a terminal status arrives, one `GetTask` reads the
  * ended task whole (its `response` artifact is the answer). A task that already ended is refused
- * by SubscribeToTask (src/door/streams.ts) and read with GetTask straight away.
+ * by SubscribeToTask (src/door/streams.ts) and read with GetTask straight away. Only when the door
+ * will not stream to this caller at all (its token lacks the SubscribeToTask scope: 401/403, or
+ * the method is unknown there) is the task read with GetTask every 500 ms instead.
  */
 import { isTerminal, type TaskState } from "../a2a/types.ts";
 import { errorMessage } from "../errors.ts";
@@ -36,6 +38,7 @@ export async function followMemberTask(
     const opened = await openStream(m, trust, taskId, lastId, signal);
     if (opened.kind === "ended") return await readEnded(m, trust, taskId, signal);
     if (opened.kind === "gone") return { kind: "lost", why: opened.why };
+    if (opened.kind === "no_stream") return await pollTask(m, trust, taskId, signal);
     if (opened.kind === "stream") {
       const seen = await readStream(opened.body, (id) => (lastId = id));
       if (seen.progressed) failures = 0;
@@ -56,8 +59,10 @@ type Opened =
   | { kind: "stream"; body: ReadableStream<Uint8Array> }
   /** SubscribeToTask refused because the task already ended. */
   | { kind: "ended" }
-  /** The door answered and will not stream this task (not found, refused). */
+  /** The door answered and will not stream this task (not found). */
   | { kind: "gone"; why: string }
+  /** The door will not stream to this caller (scope refused, method unknown): poll instead. */
+  | { kind: "no_stream" }
   /** No answer: try again. */
   | { kind: "failed"; why: string };
 
@@ -101,6 +106,9 @@ async function openStream(
   const info = Array.isArray(body.error?.data) ? body.error.data : [];
   const state = info.find((d) => typeof d?.metadata?.state === "string")?.metadata?.state;
   if (typeof state === "string" && isTerminal(state as TaskState)) return { kind: "ended" };
+  if (res.status === 401 || res.status === 403 || body.error?.code === -32601) {
+    return { kind: "no_stream" };
+  }
   if (!res.ok) {
     return { kind: "gone", why: `${m.name}'s door answered ${res.status}: ${text.slice(0, 300)}` };
   }
@@ -152,6 +160,35 @@ async function readEnded(
     if (a.kind !== "unreachable") break;
   }
   return { kind: "lost", why };
+}
+
+/** How often a task is read when its stream cannot be had (the reference's poll interval). */
+const POLL_MS = 500;
+
+/** GetTask until the task ends; two failed reads in a row: the member is gone. */
+async function pollTask(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  signal: AbortSignal,
+): Promise<Followed> {
+  let failures = 0;
+  for (;;) {
+    if (signal.aborted) return { kind: "stopped" };
+    const a = await memberRpc(m, trust, `get-${taskId}`, "GetTask", { id: taskId });
+    if (a.kind === "result") {
+      failures = 0;
+      const state = (a.result.status as { state?: string } | undefined)?.state;
+      if (typeof state === "string" && isTerminal(state as TaskState)) {
+        return { kind: "ended", task: a.result };
+      }
+    } else if (a.kind !== "unreachable") {
+      return { kind: "lost", why: describeFailure(m.name, a) };
+    } else if (++failures >= LOST_AFTER) {
+      return { kind: "lost", why: `${m.name}'s door stopped answering: ${a.why}` };
+    }
+    await pause(POLL_MS, signal);
+  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

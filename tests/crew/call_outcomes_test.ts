@@ -260,3 +260,37 @@ Deno.test("call-member: cancelling the caller's task cancels the members' tasks 
     await closeAll([lead, a, b]);
   }
 });
+
+Deno.test("call-member: a token without the SubscribeToTask scope is followed with GetTask instead", async () => {
+  let m: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    m = await member("scoped", [{ match: "^work", ...gated({ text: "SCOPED answer" }) }], {
+      network: {
+        authentication: {
+          credentials: { caller: { scopes: ["SendMessage", "GetTask", "CancelTask"] } },
+        },
+      },
+    });
+    const c = await caller(["scoped"], [{
+      match: "scoped",
+      turns: [callTurn([["scoped", "work"]]), { steps: [{ text: "waiting" }] }, {
+        steps: [{ text: "Lead: done." }],
+      }],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("scoped", m, m.ready.tokens!.caller)]);
+    const f = follow(lead, "scoped test");
+    await until(
+      "the call outstanding",
+      () => f.seen.statuses.includes("waiting on call-member: 1 call(s) outstanding") || undefined,
+    );
+    await release(m);
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    const end = ((await traceOf(lead)) as Line[]).find((l) => l.event_type === "member_call")!;
+    assert.equal(end.status, "completed");
+    assert.equal(end.output, "SCOPED answer");
+  } finally {
+    await closeAll([lead, m]);
+  }
+});
