@@ -29,6 +29,7 @@ import {
   type AttemptEnd,
   failedEnd,
   type LoopDeps,
+  noAnswerEnd,
   type TaskRun,
 } from "./task_run.ts";
 import type { CallRunner } from "./tool_pipeline.ts";
@@ -52,6 +53,11 @@ export class HarnessAttempt implements Attempt {
     let resumes = run.reopenCount;
     for (;;) {
       const end = await this.#segment(run, resumes);
+      // `end-without-answer` during the run: a harness that went on and finished ends the same
+      // way, without its reply (README "Crews").
+      if (end.kind === "completed" && run.task.noAnswer !== undefined) {
+        return noAnswerEnd(run.task.noAnswer);
+      }
       if (
         end.kind !== "completed" ||
         !await continueAfterStop(this.continuations, run, end.reply ?? "", run.taskEvt)
