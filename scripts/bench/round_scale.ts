@@ -19,6 +19,7 @@
  */
 import { canPin, kill, rssBytes, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
+import { crewCall } from "./round_crew.ts";
 import type { Scale } from "./scale.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
@@ -111,7 +112,7 @@ export async function writeScaleCapsule(
   return `${at}/murmur.yaml`;
 }
 
-function murCmd(manifest: string, workdir: string, extra: string[]): string[] {
+export function murCmd(manifest: string, workdir: string, extra: string[]): string[] {
   return [
     Deno.execPath(),
     "run",
@@ -594,6 +595,7 @@ export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
   await turnOverhead(ctx, dir);
   await hooks(ctx, dir);
   await queueAndIdle(ctx, dir);
+  await crewCall(ctx, dir, ctx.queued);
 }
 
 if (import.meta.main) {
