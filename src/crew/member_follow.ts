@@ -8,6 +8,7 @@
  * the method is unknown there) is the task read with GetTask every 500 ms instead.
  */
 import { isTerminal, type TaskState } from "../a2a/types.ts";
+import { RPC_ERRORS } from "../diagnostics.ts";
 import { errorMessage } from "../errors.ts";
 import { sseEvents } from "../watch/sse.ts";
 import type { CrewMember } from "./crew_file.ts";
@@ -106,7 +107,7 @@ async function openStream(
   const info = Array.isArray(body.error?.data) ? body.error.data : [];
   const state = info.find((d) => typeof d?.metadata?.state === "string")?.metadata?.state;
   if (typeof state === "string" && isTerminal(state as TaskState)) return { kind: "ended" };
-  if (res.status === 401 || res.status === 403 || body.error?.code === -32601) {
+  if (res.status === 401 || res.status === 403 || body.error?.code === RPC_ERRORS.methodNotFound.code) {
     return { kind: "no_stream" };
   }
   if (!res.ok) {
