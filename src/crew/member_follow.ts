@@ -107,7 +107,9 @@ async function openStream(
   const info = Array.isArray(body.error?.data) ? body.error.data : [];
   const state = info.find((d) => typeof d?.metadata?.state === "string")?.metadata?.state;
   if (typeof state === "string" && isTerminal(state as TaskState)) return { kind: "ended" };
-  if (res.status === 401 || res.status === 403 || body.error?.code === RPC_ERRORS.methodNotFound.code) {
+  if (
+    res.status === 401 || res.status === 403 || body.error?.code === RPC_ERRORS.methodNotFound.code
+  ) {
     return { kind: "no_stream" };
   }
   if (!res.ok) {
