@@ -105,7 +105,8 @@ export class SessionMirror {
   async #run(loaded: () => void): Promise<void> {
     let backoff = 100;
     let first = true;
-    while (!this.#stopped) {
+    // Until stopped, or the session's stream has ended (its end marker, or its keys expired).
+    while (!this.#stopped && !this.log.closed) {
       try {
         this.#conn = await RedisConn.connect(this.#o.target);
         if (first) await this.#load(this.#conn);
@@ -119,6 +120,7 @@ export class SessionMirror {
         loaded();
         backoff = 100;
         await this.#follow(this.#conn);
+        this.#conn.close();
       } catch (e) {
         this.#conn?.close();
         this.#conn = null;

@@ -13,6 +13,8 @@ import {
   streamRequest,
 } from "../helpers/capsule.ts";
 import { startEdgeProc } from "../helpers/edge.ts";
+import { RawSse } from "../helpers/raw_sse.ts";
+import { IdWatcher } from "../helpers/id_watcher.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
@@ -171,6 +173,84 @@ Deno.test("edge: the capsule's tokens and scopes, under the shared MURMUR_CLUSTE
   } finally {
     await edge.kill();
     await keyless.kill();
+    await cap.close();
+    await redis.close();
+  }
+});
+
+Deno.test("edge: heartbeats, a slow reader told lagged, plain task streams, SendStreamingMessage and StopSession through it", async () => {
+  const redis = await TestRedis.start();
+  const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
+  const edge = await startEdgeProc(redis.url, { MURMUR_HEARTBEAT_MS: "200" });
+  const raws: RawSse[] = [];
+  try {
+    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const ending = await IdWatcher.open(at + "/", { lastEventId: 0 });
+    // Heartbeats on the edge's own cadence.
+    const beating = await RawSse.open(at + "/", "murmur.WatchSession", {}, {
+      "last-event-id": "0",
+    });
+    raws.push(beating);
+    await beating.readComments(2, 10_000);
+    // A reader that stops reading during a deluge of 40,000 events.
+    const stalled = await RawSse.open(at + "/", "murmur.WatchSession", {}, {
+      "last-event-id": "0",
+    });
+    raws.push(stalled);
+    // SendStreamingMessage through the edge: the capsule's own stream, to its final status.
+    const res = await streamRequest(at, "SendStreamingMessage", {
+      message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "deluge" }] },
+    }, { "a2a-extensions": STREAM_URI });
+    assertEquals(res.headers.get("a2a-extensions"), STREAM_URI);
+    const streamed = await collect(res, () => false, 60_000);
+    const final = streamed.at(-1)!.data.result as { statusUpdate: { status: { state: string } } };
+    assertEquals(final.statusUpdate.status.state, "TASK_STATE_COMPLETED");
+    assert(streamed.length > 40_000, `${streamed.length}`);
+    const last = streamed.at(-1)!.id!;
+    const read = await stalled.read((e) => e.id === last, 60_000);
+    const lagged = read.filter((e) => frameOf(e)?.frame === "lagged");
+    assert(lagged.length >= 1, "the stalled reader was not told it lost events");
+    const missed = lagged.reduce(
+      (a, e) => a + Number((frameOf(e) as { missed?: number }).missed),
+      0,
+    );
+    const ids = read.filter((e) => e.id !== null).map((e) => e.id!);
+    assertEquals(ids.length + missed, last);
+    // A plain SubscribeToTask: standard events only, no extension named.
+    const slow = await send(at, "slow");
+    await until(
+      "slow working",
+      async () =>
+        (await rpc(at, "GetTask", { id: slow })).body.result?.status.state === "TASK_STATE_WORKING"
+          ? true
+          : undefined,
+    );
+    const sub = await streamRequest(at, "SubscribeToTask", { id: slow });
+    assertEquals(sub.headers.get("a2a-extensions"), null);
+    const reading = collect(sub, () => false, 20_000);
+    await rpc(at, "CancelTask", { id: slow });
+    const events = await reading;
+    for (const e of events.slice(1)) {
+      const su = (e.data.result as { statusUpdate?: { metadata?: unknown } }).statusUpdate;
+      assert(su && su.metadata === undefined, JSON.stringify(e.data));
+    }
+    // StopSession through the edge reaches the session; its end reaches the edge's watchers.
+    const stop = await rpc(at, "murmur.StopSession", {});
+    assertEquals(stop.body.result.sessionId, cap.ready.session_id);
+    cap.kill("SIGTERM");
+    await cap.finished();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const how = await Promise.race([
+      ending.ended.then(() => "ended"),
+      new Promise((r) => (timer = setTimeout(() => r("still open"), 20_000))),
+    ]);
+    clearTimeout(timer);
+    ending.close();
+    assertEquals(how, "ended");
+    assert(ending.lastId > 40_000, `${ending.lastId}`);
+  } finally {
+    for (const r of raws) r.close();
+    await edge.kill();
     await cap.close();
     await redis.close();
   }

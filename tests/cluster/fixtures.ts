@@ -3,6 +3,7 @@
 export const FLOOD_SCRIPT = {
   tasks: [
     { match: "slow", turns: [{ steps: [{ text: "slow " }, { delay_ms: 60_000 }] }] },
+    { match: "deluge", turns: [{ steps: [{ text: "x", repeat: 40_000 }] }] },
     { match: "flood", turns: [{ steps: [{ text: "x", repeat: 3000 }] }] },
     { turns: [{ steps: [{ text: "hello" }] }] },
   ],

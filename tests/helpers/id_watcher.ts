@@ -124,7 +124,8 @@ export class IdWatcher {
         if (c === 0x0a) {
           const size = parseInt(this.#sizeLine.trim(), 16);
           this.#sizeLine = "";
-          if (size === 0) return;
+          // The last chunk: the response is over (the connection may be kept alive; not by us).
+          if (size === 0) return this.close();
           this.#chunkLeft = size;
         } else if (c !== 0x0d) this.#sizeLine += String.fromCharCode(c);
         continue;

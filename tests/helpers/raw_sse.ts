@@ -33,8 +33,9 @@ export class RawSse {
     const url = new URL(base);
     const conn = await Deno.connect({ hostname: url.hostname, port: Number(url.port) });
     const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    // A base with a path (an edge's `/sessions/<id>/`) posts there; a bare one to `/`.
     const head = [
-      `POST / HTTP/1.1`,
+      `POST ${url.pathname.endsWith("/") ? url.pathname : url.pathname + "/"} HTTP/1.1`,
       `Host: ${url.host}`,
       `Content-Type: application/json`,
       `A2A-Version: 1.0`,

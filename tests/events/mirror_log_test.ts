@@ -1,0 +1,47 @@
+/**
+ * A mirror's log (EventLog.appendMirrored, src/edge/mirror.ts): events keep the ids they were given;
+ * a duplicate is dropped; a hole restarts the replay buffer at the new id, so a replay from before
+ * the hole answers a gap, and a live subscription counts the hole as events it lost.
+ */
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { EventLog, type MirroredEvent } from "../../src/events/log.ts";
+
+const ev = (id: number): MirroredEvent => ({
+  id,
+  taskId: "tsk_a",
+  contextId: "ctx_a",
+  standard: false,
+  state: "TASK_STATE_WORKING",
+  terminal: false,
+  inputRequired: false,
+  activated: `{"n":${id}}`,
+  plain: null,
+});
+
+Deno.test("mirror log: a start past 1 is the buffer's start, not a loss", () => {
+  const log = new EventLog();
+  for (let id = 40; id <= 45; id++) log.appendMirrored(ev(id));
+  assertEquals(log.firstAvailableId, 40);
+  assertEquals(log.replay(41).gap, null);
+  assertEquals(log.replay(41).entries.map((e) => e.id), [42, 43, 44, 45]);
+  assertEquals(log.replay(10).gap, 40);
+  assertEquals(log.replay(45 + 3).gap, 40);
+});
+
+Deno.test("mirror log: duplicates dropped; a hole is a gap for replays and lost for live readers", () => {
+  const log = new EventLog();
+  for (let id = 1; id <= 10; id++) log.appendMirrored(ev(id));
+  const sub = log.subscribe();
+  assertEquals(log.appendMirrored(ev(10)), null);
+  assertEquals(log.appendMirrored(ev(3)), null);
+  log.appendMirrored(ev(11));
+  log.appendMirrored(ev(20)); // 12..19 never came
+  const taken = sub.take();
+  assertEquals(taken.entries.map((e) => e.id), [11, 20]);
+  assertEquals(taken.missed, 8);
+  assertEquals(log.replay(5).gap, 20);
+  assertEquals(log.replay(5).entries.map((e) => e.id), [20]);
+  assertEquals(log.replay(20).gap, null);
+  assertEquals(new TextDecoder().decode(log.replay(19).entries[0].activated), '{"n":20}');
+  sub.close();
+});
