@@ -26,6 +26,11 @@ import { closedId, entryFields, entryId } from "./stream_entry.ts";
 export const PUBLISH_QUEUE = 8192;
 /** At most this many XADDs in one pipelined write. */
 const BATCH = 512;
+/**
+ * How often the registry is looked at between events: a task that changes without an event (one
+ * queued, SUBMITTED) reaches Redis within this.
+ */
+const TASK_SWEEP_MS = 1000;
 
 export interface PublishedSession {
   id: string;
@@ -68,7 +73,7 @@ export class Publisher {
     this.#o = o;
     this.#keys = sessionKeys(o.session.id);
     this.#sub = o.session.log.subscribe(undefined, PUBLISH_QUEUE);
-    this.#timer = setInterval(() => this.#nudge(), REFRESH_MS);
+    this.#timer = setInterval(() => this.#nudge(), TASK_SWEEP_MS);
     this.#done = this.#run();
   }
 

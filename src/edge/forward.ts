@@ -59,3 +59,22 @@ export async function forward(
   }
   return new Response(res.body, { status: res.status, headers: out });
 }
+
+/** A GET the capsule's door answers with bytes (an attachment), passed through as it comes. */
+export async function forwardGet(door: string, path: string, req: Request): Promise<Response> {
+  const headers = new Headers();
+  const auth = req.headers.get("authorization");
+  if (auth !== null) headers.set("authorization", auth);
+  let res: Response;
+  try {
+    res = await fetch(new URL(path, door), { headers });
+  } catch {
+    return new Response(null, { status: 502 });
+  }
+  const out = new Headers();
+  for (const h of ["content-type", "content-length"]) {
+    const v = res.headers.get(h);
+    if (v !== null) out.set(h, v);
+  }
+  return new Response(res.body, { status: res.status, headers: out });
+}

@@ -31,7 +31,7 @@ import { rpcChecks, type RpcRequest } from "../door/rpc_checks.ts";
 import { activates, lastEventId } from "../door/streams.ts";
 import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { ConnectionFault, openView } from "../events/view.ts";
-import { forward } from "./forward.ts";
+import { forward, forwardGet } from "./forward.ts";
 import { SessionMirror } from "./mirror.ts";
 import { cardFor, readMeta, readTask, readTaskRows, type SessionMeta } from "./session_facts.ts";
 
@@ -270,6 +270,13 @@ export function startEdge(o: EdgeOptions): Edge {
     if (gate instanceof Response) return gate;
     const admitted = await gate.admit(req);
     if (admitted instanceof Response) return admitted;
+    if (rest.startsWith("/attachments/")) {
+      // An artifact frame's image (docs/protocol.md "Attachments"): the bytes are the capsule's.
+      if (req.method !== "GET") return bare(405, { allow: "GET" });
+      const refused = gate.require(admitted.grant, "GetTask");
+      if (refused) return refused;
+      return await forwardGet(meta.door, rest + url.search, req);
+    }
     const call: RpcRequest = {
       req,
       url: new URL(rest + url.search, url.origin),

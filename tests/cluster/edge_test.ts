@@ -95,6 +95,33 @@ Deno.test("edge: the same events under the same ids as the capsule's door; the s
           ? true
           : undefined,
     );
+    // A task queued behind it changes without an event: the edge still knows it (the publisher
+    // looks at the registry every second).
+    const queued = await send(at, "hello");
+    await until(
+      "the queued task on the edge",
+      async () =>
+        (await rpc(at, "GetTask", { id: queued })).body.result?.status.state ===
+            "TASK_STATE_SUBMITTED"
+          ? true
+          : undefined,
+    );
+    // Attachments are the capsule's bytes: forwarded, answered as its door answers.
+    const img = `${at}/attachments/${slow}/${"0".repeat(64)}`;
+    const none = await fetch(img);
+    assertEquals(
+      none.status,
+      await fetch(`${cap.base}/attachments/${slow}/${"0".repeat(64)}`).then(
+        async (r) => {
+          await r.body?.cancel();
+          return r.status;
+        },
+      ),
+    );
+    await none.body?.cancel();
+    const post = await fetch(img, { method: "POST" });
+    assertEquals([post.status, post.headers.get("allow")], [405, "GET"]);
+    await post.body?.cancel();
     const sub = await streamRequest(at, "SubscribeToTask", { id: slow }, {
       "a2a-extensions": STREAM_URI,
     });
@@ -110,9 +137,11 @@ Deno.test("edge: the same events under the same ids as the capsule's door; the s
     // An ended task is refused as the door refuses it; an unknown session is 404.
     assertEquals((await rpc(at, "SubscribeToTask", { id: slow })).body.error.code, -32004);
     assertEquals((await rpc(at, "SubscribeToTask", { id: "tsk_nope" })).body.error.code, -32001);
-    const none = await fetch(`${edge.url}/sessions/ses_${"0".repeat(32)}/`, { method: "POST" });
-    assertEquals(none.status, 404);
-    await none.body?.cancel();
+    const unknown = await fetch(`${edge.url}/sessions/ses_${"0".repeat(32)}/`, {
+      method: "POST",
+    });
+    assertEquals(unknown.status, 404);
+    await unknown.body?.cancel();
     // The card names the edge's address for the session.
     const card = await (await fetch(`${at}/.well-known/agent-card.json`)).json();
     assertEquals(card.supportedInterfaces[0].url, at);
