@@ -3,8 +3,9 @@
  * to every config's URL, in the log's order, at least once. One subscription to the session's
  * log feeds one lane per config; a lane is a bounded queue and one sender, so a slow or dead
  * receiver holds up only its own lane, never the task, the streams or another receiver. A full
- * queue drops its oldest waiting event (the newest state is the one worth having) and the trace
- * says how many (`push_dropped`). A failed POST is retried with exponential backoff up to
+ * queue (QUEUE_DEPTH, or SESSION_QUEUE_DEPTH across every lane: many configs to dead receivers
+ * must not hold the session's memory) drops its oldest waiting event (the newest state is the one
+ * worth having) and the trace says how many (`push_dropped`). A failed POST is retried with exponential backoff up to
  * MAX_ATTEMPTS, then given up (`push_gave_up`). At the session's end the lanes drain for at most
  * DRAIN_MS; every config's tally and the ids of what was never delivered go in the trace
  * (`push_end`).
@@ -22,6 +23,8 @@ import type { Signer } from "./signing.ts";
 
 /** Events waiting per config before the oldest is dropped. */
 export const QUEUE_DEPTH = 4096;
+/** Events waiting across every config of a session before each lane keeps only what it has. */
+export const SESSION_QUEUE_DEPTH = 65_536;
 /** Attempts per event, the first included. */
 export const MAX_ATTEMPTS = 10;
 /** The first retry waits this long; each next one twice as long, up to MAX_BACKOFF_MS. */
@@ -48,6 +51,7 @@ export interface DeliveryOptions {
   retryBaseMs?: number;
   drainMs?: number;
   queueDepth?: number;
+  sessionDepth?: number;
 }
 
 /** What a config's lane did, for `push_end`. */
@@ -89,7 +93,11 @@ class Lane {
   offer(e: LogEntry): void {
     if (this.stop.signal.aborted) return;
     if (!this.config.activated && e.plain === null) return;
-    if (this.pending >= this.d.queueDepth) {
+    // Full: its own queue, or every lane's together (a lane may always hold one event).
+    if (
+      this.pending >= this.d.queueDepth ||
+      (this.d.waiting >= this.d.sessionDepth && this.pending > 0)
+    ) {
       const lost = this.#queue[this.#head++];
       if (this.#droppedSince === 0) this.#firstDropped = lost.id;
       this.#lastDropped = lost.id;
@@ -99,12 +107,19 @@ class Lane {
         this.#queue = this.#queue.slice(this.#head);
         this.#head = 0;
       }
-    }
+    } else this.d.waiting++;
     this.#queue.push(e);
     if (!this.#running) {
       this.#running = true;
       this.#run().catch((err) => reportError(err));
     }
+  }
+
+  /** The lane has stopped and its end is written: what it held no longer counts as waiting. */
+  discard(): void {
+    this.d.waiting -= this.pending;
+    this.#queue = [];
+    this.#head = 0;
   }
 
   /** Resolves once nothing waits and nothing is in flight. */
@@ -132,6 +147,7 @@ class Lane {
       while (this.pending > 0 && !this.stop.signal.aborted) {
         this.flushDrops();
         const e = this.#queue[this.#head++];
+        this.d.waiting--;
         if (this.#head === this.#queue.length) {
           this.#queue = [];
           this.#head = 0;
@@ -202,6 +218,9 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
 
 export class Deliveries {
   readonly queueDepth: number;
+  readonly sessionDepth: number;
+  /** Events waiting in every lane (not the ones in flight). */
+  waiting = 0;
   readonly retryBaseMs: number;
   readonly trace: TraceWrite;
   /** task id → its lanes, by config key. */
@@ -215,6 +234,7 @@ export class Deliveries {
 
   constructor(private readonly o: DeliveryOptions) {
     this.queueDepth = o.queueDepth ?? QUEUE_DEPTH;
+    this.sessionDepth = o.sessionDepth ?? SESSION_QUEUE_DEPTH;
     this.retryBaseMs = o.retryBaseMs ?? RETRY_BASE_MS;
     this.trace = o.trace;
     this.#resolve = o.resolve ?? dnsResolver;
@@ -250,6 +270,7 @@ export class Deliveries {
       // The replaced config's lane stops; what it had not sent is in its push_end.
       replaced.stop.abort();
       this.#end(replaced, "replaced");
+      replaced.discard();
     }
     const lane = new Lane(c, this);
     lanes.set(key, lane);
@@ -277,6 +298,7 @@ export class Deliveries {
       this.#sub = null;
     }
     this.#end(lane, "deleted");
+    lane.discard();
   }
 
   /** Whether some config of the task takes murmur frames (was made with the stream activated). */
@@ -402,6 +424,7 @@ export class Deliveries {
         lane,
         drained || lane.pending + (lane.current ? 1 : 0) === 0 ? "drained" : "session_ended",
       );
+      lane.discard();
     }
     this.#lanes.clear();
     return totals;
