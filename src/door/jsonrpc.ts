@@ -138,7 +138,11 @@ export function parseEnvelope(body: string): Envelope | { id: RpcId; error: RpcE
  * `A2A-Version`: exactly one line, `1.0` or `1.0.<digits>` (docs/protocol.md "Refusals", check 6).
  */
 export function checkVersion(headers: Headers): RpcError | null {
-  const raw = headers.get("a2a-version");
+  return checkVersionValue(headers.get("a2a-version"));
+}
+
+/** The same check of a value as `Headers#get` gives it (lines joined with ", "), or null. */
+export function checkVersionValue(raw: string | null): RpcError | null {
   // Headers joins repeated lines with ", ": two lines are two values, refused even if both 1.0.
   const values = raw === null ? [] : raw.split(",").map((s) => s.trim());
   if (values.length === 1 && /^1\.0(\.\d+)?$/.test(values[0])) return null;

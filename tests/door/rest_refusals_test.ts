@@ -75,6 +75,19 @@ Deno.test("HTTP+JSON refusals: route, media type, body, version, method, params 
     assert.equal(info?.reason, "VERSION_NOT_SUPPORTED");
     assert.deepEqual(info?.metadata, { requestedVersion: "99.0", supportedVersions: "1.0" });
     refused(await get(b, "/tasks", {}), 400, "FAILED_PRECONDITION", /version '' is not supported/);
+    // Without the header, the query parameter (A2A v1.0 §3.6.1): what an EventSource can send.
+    refused(await get(b, "/tasks?A2A-Version=2.0", {}), 400, "FAILED_PRECONDITION", /'2.0'/);
+    const q = await get(b, "/tasks?A2A-Version=1.0", {});
+    assert.equal(q.status, 200, q.text);
+    const watch = await fetch(b + "/murmur/session:watch?A2A-Version=1.0");
+    assert.equal(watch.headers.get("content-type"), "text/event-stream");
+    await watch.body!.cancel();
+    // The header wins over the query.
+    refused(
+      await get(b, "/tasks?A2A-Version=1.0", { "a2a-version": "9.9" }),
+      400,
+      "FAILED_PRECONDITION",
+    );
 
     // The body cap, from Content-Length before anything is read.
     const big = await post(b, "x".repeat(8 * 1024 * 1024 + 1), JSON_V, "/message:send");

@@ -11,7 +11,7 @@ import type { Grant } from "../auth.ts";
 import type { Gate, RefusalForm } from "../gate.ts";
 import {
   a2aError,
-  checkVersion,
+  checkVersionValue,
   invalidParams,
   MAX_JSON_DEPTH,
   nestsDeeperThan,
@@ -123,8 +123,15 @@ const body: Step<RestRequest> = async (r) => {
   r.body = value as Record<string, unknown>;
 };
 
-const version: Step<RestRequest> = ({ req }) => {
-  const refused = checkVersion(req.headers);
+/**
+ * `A2A-Version`: the header, or when there is none the query parameter of that name (A2A v1.0
+ * §3.6.1 lets a client put it there; a browser's EventSource can set no header).
+ */
+const version: Step<RestRequest> = ({ req, url }) => {
+  const fromQuery = url.searchParams.getAll("A2A-Version");
+  const raw = req.headers.get("a2a-version") ??
+    (fromQuery.length ? fromQuery.join(", ") : null);
+  const refused = checkVersionValue(raw);
   if (refused) return restError(refused);
 };
 

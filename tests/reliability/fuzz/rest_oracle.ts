@@ -213,7 +213,10 @@ export function restExpected(c: Case, door: Door): Expect {
       body = value;
     }
   }
-  const versions = lines(c, "a2a-version");
+  // The header, else the query parameter of that name (each value one line).
+  const versions = lines(c, "a2a-version").length
+    ? lines(c, "a2a-version")
+    : new URLSearchParams(search).getAll("A2A-Version").map((v) => v.trim());
   if (versions.length !== 1 || !/^1\.0(\.\d+)?$/.test(versions[0])) {
     return restErr(400, "VERSION_NOT_SUPPORTED");
   }
