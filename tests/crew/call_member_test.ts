@@ -184,3 +184,44 @@ Deno.test("call-member: a dropped stream is resumed with Last-Event-ID and the a
     await closeAll([lead, alpha]);
   }
 });
+
+Deno.test("call-member: a second call to a member whose answer is out, and a member not in the list, are refused", async () => {
+  let alpha: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    alpha = await member("alpha", [{ match: "^sum", ...gated({ text: "ALPHA once" }) }]);
+    const c = await caller(["alpha"], [{
+      match: "twice",
+      turns: [
+        callTurn([["alpha", "sum 1"], ["alpha", "sum 2"], ["gamma", "anything"]]),
+        { steps: [{ text: "waiting" }] },
+        { steps: [{ text: "Lead: once." }] },
+      ],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("alpha", alpha)]);
+    const f = follow(lead, "twice please");
+    await until(
+      "the call outstanding",
+      () => f.seen.statuses.includes("waiting on call-member: 1 call(s) outstanding") || undefined,
+    );
+    await release(alpha);
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    const msgs = await readConversation(lead.ready.workdir, f.seen.contextId);
+    // deno-lint-ignore no-explicit-any
+    const results = msgs.find((m) => m.role === "tool")!.results as any[];
+    assert.equal(results.length, 3);
+    const [first, second, third] = results.map((r) => JSON.stringify(r));
+    assert.match(first, /\\"status\\":\\"started\\"/);
+    assert.match(
+      second,
+      /alpha has not yet answered call mcl_[0-9a-f]{32} from this task, so nothing was sent/,
+    );
+    assert.match(third, /'gamma' is not a member this capsule may call; it may call: alpha/);
+    // One call reached the member.
+    const received = (await traceOf(alpha)).filter((l) => l.event_type === "a2a_task_received");
+    assert.equal(received.length, 1);
+  } finally {
+    await closeAll([lead, alpha]);
+  }
+});

@@ -294,3 +294,30 @@ Deno.test("call-member: a token without the SubscribeToTask scope is followed wi
     await closeAll([lead, m]);
   }
 });
+
+Deno.test("call-member: a caller that runs out of turns with a call out cancels the member's task", async () => {
+  let m: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    m = await member("slow", [{ match: "^work", ...gated({ text: "never read" }) }]);
+    const c = await caller(["slow"], [{
+      match: "short",
+      turns: [callTurn([["slow", "work"]]), { steps: [{ text: "never played" }] }],
+    }], { maxTurns: 1 });
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("slow", m)]);
+    const f = follow(lead, "short on turns");
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_FAILED");
+    const lines = (await traceOf(lead)) as Line[];
+    const end = lines.find((l) => l.event_type === "member_call")!;
+    assert.equal(end.status, "abandoned");
+    assert.match(end.output, /the calling task ended before slow answered; its task was canceled/);
+    // Recorded before the task's own end, and the member's task is CANCELED.
+    const taskEnd = lines.findIndex((l) => l.event_type === "task_end");
+    assert.ok(lines.indexOf(end) < taskEnd);
+    assert.equal(lines[taskEnd].exit_status, "max_turns_reached");
+    assert.equal((await memberTask(m, end.member_task_id)).status.state, "TASK_STATE_CANCELED");
+  } finally {
+    await closeAll([lead, m]);
+  }
+});
