@@ -1,0 +1,38 @@
+/**
+ * `mur edge`'s refusals (README "Beyond one machine"): no Redis named, a URL it cannot use, a
+ * shared key too short to be a key (E-EDGE-001, exit 1), a bad flag value (E-CLI-003, exit 2);
+ * nothing listens.
+ */
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { MAIN } from "../helpers/capsule.ts";
+
+async function edge(args: string[], env: Record<string, string> = {}) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN, "edge", ...args],
+    env: { NO_COLOR: "1", MURMUR_REDIS_URL: "", MURMUR_CLUSTER_KEY: "", ...env },
+    stdout: "piped",
+    stderr: "piped",
+    stdin: "null",
+  }).output();
+  return {
+    code: out.code,
+    stdout: new TextDecoder().decode(out.stdout),
+    stderr: new TextDecoder().decode(out.stderr),
+  };
+}
+
+Deno.test("mur edge: refusals are coded and nothing listens", async () => {
+  const none = await edge([]);
+  assertEquals(none.code, 1);
+  assert(none.stderr.startsWith("error[E-EDGE-001]: mur edge: no Redis"), none.stderr);
+  const bad = await edge(["--redis", "http://localhost:6379"]);
+  assertEquals(bad.code, 1);
+  assert(bad.stderr.includes("error[E-EDGE-001]") && bad.stderr.includes("not redis:"), bad.stderr);
+  const short = await edge(["--redis", "redis://127.0.0.1:1"], { MURMUR_CLUSTER_KEY: "short" });
+  assertEquals(short.code, 1);
+  assert(short.stderr.includes("MURMUR_CLUSTER_KEY is shorter than 32 bytes"), short.stderr);
+  const port = await edge(["--redis", "redis://127.0.0.1:1", "--port", "http"]);
+  assertEquals(port.code, 2);
+  assert(port.stderr.startsWith("error[E-CLI-003]: mur edge: --port 'http'"), port.stderr);
+  for (const r of [none, bad, short, port]) assertEquals(r.stdout, "");
+});
