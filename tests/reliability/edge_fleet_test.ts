@@ -1,7 +1,8 @@
 /**
  * Issue 20's numbers (README "Beyond one machine"): a real capsule publishing a 20,000-event task
  * to a real `redis-server`, three `mur edge` processes, 300 watchers spread over them from the
- * first event. One edge is killed by SIGKILL mid-stream and its watchers reconnect to the other
+ * first event. One edge is killed by SIGKILL mid-stream (while a tool holds the task, so that a
+ * reconnect never races the stream's trimming) and its watchers reconnect to the other
  * two with `Last-Event-ID`: every watcher ends with exactly the ids 1..last, none lost, none twice,
  * no `gap` or `lagged`, and the watchers that record bytes hold exactly what the capsule's own
  * door wrote. Then Redis itself is killed and restarted empty mid-session: the capsule's own door
@@ -17,6 +18,8 @@ import { until } from "../helpers/until.ts";
 const EVENTS = 20_000;
 const WATCHERS = 300;
 const EDGES = 3;
+/** Text frames before the edge is killed. */
+const BEFORE_KILL = 8_000;
 
 /** `groups` bursts of `per` text frames, `gapMs` apart: a model that streams steadily. */
 function paced(groups: number, per: number, gapMs: number) {
@@ -30,7 +33,23 @@ const SCRIPT = {
     // About 650 events a second: 300 watchers then read about 65 MB/s between them, what this
     // machine's shared cores sustain beside three edges, the capsule and Redis (the bench's edge
     // rows measure the most it serves); faster, watchers here fall behind and are told `lagged`.
-    { match: "fleet", turns: [{ steps: paced(EVENTS / 100, 100, 150) }] },
+    // Two fifths, then a tool that waits for the test's `release` file, then the rest: the edge
+    // is killed while the stream stands still, so a reconnect never races the stream's trimming.
+    {
+      match: "fleet",
+      turns: [
+        {
+          steps: [...paced(BEFORE_KILL / 100, 100, 150), {
+            tool_call: {
+              id: "gate",
+              name: "bash",
+              input: { command: "until [ -e release ]; do sleep 0.05; done" },
+            },
+          }],
+        },
+        { steps: paced((EVENTS - BEFORE_KILL) / 100, 100, 150) },
+      ],
+    },
     { match: "outage", turns: [{ steps: paced(60, 100, 20) }] },
   ],
 };
@@ -40,6 +59,7 @@ function manifest(redisUrl: string) {
     name: "fleet",
     version: "0.1.0",
     lifecycle: { task_acceptance: "queue", queue_depth: 4, after_task: "sleep" },
+    capabilities: { shell: { allow: ["bash"] } },
     cluster: { redis: redisUrl },
   };
 }
@@ -117,8 +137,8 @@ Deno.test({
       const task = await send(at(1).slice(0, -1), "fleet");
       let killedAt = 0;
       await until(
-        "the stream to be well under way",
-        () => door.ids.length >= EVENTS * 0.4 ? true : undefined,
+        "the stream to stand at the gate",
+        () => door.ids.length >= BEFORE_KILL ? true : undefined,
         60_000,
       );
       killedAt = door.lastId;
@@ -131,6 +151,11 @@ Deno.test({
         f.segments.push(w);
         all.push(w);
       }));
+      await until(
+        "every moved watcher's connection-ack",
+        () => moved.every((f) => f.current.unnumbered.length >= 1) ? true : undefined,
+      );
+      await Deno.writeTextFile(`${cap.ready.workdir}/release`, "");
       await until("the task to complete", () => completed(cap.base, task), 120_000);
       const last = await lastIdOf(cap.base);
       assert(last > EVENTS, `${last}`);
