@@ -245,6 +245,12 @@ interface SessionLines {
     error: string | null;
     lost_events: number;
   };
+  /**
+   * The lifeline closed (src/crew/lifeline.ts): whoever started this session (a formation's
+   * launcher, a delegating session) ended, and the session winds down. A delegated child has no
+   * formation (both null).
+   */
+  lifeline_closed: { formation_id: string | null; formation_member: string | null };
 }
 
 /**

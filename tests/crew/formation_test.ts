@@ -179,6 +179,15 @@ Deno.test("formation: SIGKILL of the launcher leaves no member running (the life
     await until("every member gone", () => allGone(f.pids()), 30_000);
     for (const m of f.line.members) assertEquals(record(f, m.session_id!), undefined);
     for (const d of sessionDirs) assertEquals(lastEvent(d), "session_end");
+    // Each trace says why it ended: the lifeline closed, naming the formation and the member.
+    f.line.members.forEach((m, i) => {
+      const closed = Deno.readTextFileSync(`${sessionDirs[i]}/trace.jsonl`).trim().split("\n")
+        .map((l) => JSON.parse(l)).filter((l) => l.event_type === "lifeline_closed");
+      assertEquals(
+        closed.map((l) => [l.formation_id, l.formation_member]),
+        [[f.line.formation_id, m.name]],
+      );
+    });
     // The killed launcher left its formation record and folder: mur ps prunes both.
     const ps = await runMur(["ps"], { MURMUR_HOME: f.home });
     assertEquals(ps.code, 0);
