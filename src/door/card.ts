@@ -15,6 +15,11 @@ export interface CardInput {
   tools: string[];
   /** The transport streams text (http always; process when its harness does). */
   streamsText: boolean;
+  /**
+   * The door authenticates: the manifest declares `network.authentication`, or the capsule is a
+   * formation member (README "Crews": tokens). Default: what the manifest declares.
+   */
+  authenticated?: boolean;
 }
 
 export const BASE_METHODS: readonly string[] = DOOR_METHODS;
@@ -45,7 +50,7 @@ export function streamFrames(process: boolean): string[] {
 
 export function buildCards(c: CardInput): { public: unknown; extended: unknown | null } {
   const m = c.manifest;
-  const authenticated = m.network.authentication !== undefined;
+  const authenticated = c.authenticated ?? m.network.authentication !== undefined;
   const accepts = m.lifecycle.taskAcceptance !== "none";
   // README "Push notifications": the manifest's switch, and only on a door that takes tasks.
   const push = m.network.pushNotifications !== undefined && accepts;

@@ -232,6 +232,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     address,
     tools: o.tools,
     streamsText: o.streamsText,
+    authenticated: auth !== null,
   });
   const publicBody = JSON.stringify(built.public);
   const digest = new Uint8Array(

@@ -259,6 +259,11 @@ Deno.test("formation: mur ps groups the members under their formation; mur stop 
     const id = f.line.formation_id;
     const ps = await runMur(["ps"], env);
     assertEquals(ps.code, 0);
+    // Each member's door answers `mur ps` as its session (the card probe with its operator token).
+    const table = ps.stdout.slice(0, ps.stdout.indexOf(`formation ${id}`));
+    for (const m of f.line.members) {
+      assert(new RegExp(`^${m.session_id} .* running `, "m").test(table), table);
+    }
     const block = ps.stdout.slice(ps.stdout.indexOf(`formation ${id}`)).trim().split("\n");
     assertEquals(block, [
       `formation ${id}  launcher pid ${f.proc.pid}  entry lead`,
