@@ -378,10 +378,13 @@ export async function runCommand(args: string[]): Promise<number> {
       console.error(
         "[mur run] lifeline closed: the formation or the parent ended; ending the session",
       );
-      session.trace.write("lifeline_closed", session.sessionEventId, {
-        formation_id: membership?.formationId ?? null,
-        formation_member: membership?.door?.member ?? null,
-      });
+      // Once the session is closing (a signal came first) the line would say nothing new.
+      if (!session.closing) {
+        session.trace.write("lifeline_closed", session.sessionEventId, {
+          formation_id: membership?.formationId ?? null,
+          formation_member: membership?.door?.member ?? null,
+        });
+      }
       session.shutdown();
       const t = setTimeout(() => exitNow(143), LIFELINE_GRACE_MS);
       Deno.unrefTimer(t);

@@ -9,7 +9,8 @@
  * API: `ChildCapsule.start(options)` resolves once the child's `--json` readiness line is read
  * (bounded by `readyTimeoutMs`) and throws E-RUN-045 otherwise (the child is killed first);
  * `url`, `pid`, `sessionId`, `tokens` come from that line; `exited` settles when the child exits;
- * `stop()` ends it: lifeline closed and SIGTERM, then SIGKILL of its group after `graceMs`.
+ * `stop()` ends it: lifeline closed, SIGTERM 2 s later if it still runs, SIGKILL of its group
+ * after `graceMs`.
  */
 import { MurError } from "../errors.ts";
 import { trackGroup } from "../process_groups.ts";
@@ -56,7 +57,10 @@ const MEMBERSHIP_ENV = [
   LIFELINE_ENV,
 ];
 
-/** Default time a child gets to end after SIGTERM before its group is killed. */
+/** How long stop() waits on the lifeline alone before it sends SIGTERM too. */
+export const SIGTERM_AFTER_MS = 2_000;
+
+/** Default time a child gets to end after stop() before its group is killed. */
 export const CHILD_STOP_GRACE_MS = 10_000;
 
 /** Lines of a failed child's stderr quoted in E-RUN-045. */
@@ -193,21 +197,30 @@ export class ChildCapsule {
   }
 
   /**
-   * Ends the child: lifeline closed and SIGTERM (it cancels its tasks, writes session_end and
-   * removes its running record), then SIGKILL of its process group if it has not exited after
-   * `graceMs`. Resolves with its exit status.
+   * Ends the child: its lifeline closed (it cancels its tasks, writes session_end and removes its
+   * running record); SIGTERM if it still runs `SIGTERM_AFTER_MS` later (a child that does not read
+   * its lifeline); SIGKILL of its process group if it still runs after `graceMs`. Resolves with
+   * its exit status.
    */
   async stop(graceMs = CHILD_STOP_GRACE_MS): Promise<Deno.CommandStatus> {
     this.closeLifeline();
-    this.signal("SIGTERM");
+    if (!(await this.#exitsWithin(Math.min(SIGTERM_AFTER_MS, graceMs)))) {
+      this.signal("SIGTERM");
+      if (!(await this.#exitsWithin(Math.max(0, graceMs - SIGTERM_AFTER_MS)))) {
+        killGroup(this.pid, "SIGKILL");
+      }
+    }
+    return await this.exited;
+  }
+
+  async #exitsWithin(ms: number): Promise<boolean> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const ended = await Promise.race([
       this.exited.then(() => true),
-      new Promise<false>((r) => (timer = setTimeout(() => r(false), graceMs))),
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), ms))),
     ]);
     clearTimeout(timer);
-    if (!ended) killGroup(this.pid, "SIGKILL");
-    return await this.exited;
+    return ended;
   }
 }
 

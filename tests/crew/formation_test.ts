@@ -53,9 +53,16 @@ Deno.test("formation: three members come up with one line, callers are wired, th
     assertEquals(line.members.map((m) => m.name), NAMES);
     assertEquals(line.url, line.members[0].url);
     for (const m of line.members) {
-      const card = await (await fetch(`${m.url}/.well-known/agent-card.json`)).json();
-      assert(JSON.stringify(card).includes(m.session_id!), `${m.name}'s door serves its session`);
+      // A member's door authenticates: the card naming the session is the extended one.
       const rec = record(f, m.session_id!)!;
+      const operator = (rec.tokens as Record<string, string>).operator;
+      const card = await call(m.url, "GetExtendedAgentCard", {}, operator);
+      assert(
+        JSON.stringify(card.body).includes(m.session_id!),
+        `${m.name}'s door serves its session`,
+      );
+      const open = await (await fetch(`${m.url}/.well-known/agent-card.json`)).json();
+      assertEquals(open.capabilities.extendedAgentCard, true);
       assertEquals(rec.formation_id, line.formation_id);
       assertEquals(rec.formation_member, m.name);
     }
