@@ -18,6 +18,7 @@ Deno.test("demo:crew: the lead calls both members in one turn, waits, answers wi
     stderr: "piped",
   }).spawn();
   const timer = setTimeout(() => killTree(child.pid), 120_000);
+  let sessions: { name: string; session_id: string }[] = [];
   try {
     const out = await child.output();
     const stdout = new TextDecoder().decode(out.stdout);
@@ -33,10 +34,20 @@ Deno.test("demo:crew: the lead calls both members in one turn, waits, answers wi
     assert(/mcl_[0-9a-f]{32} {2}→ checker {2}completed/.test(stdout), stdout);
     assert(/checker +tsk_[0-9a-f]{32} {2}origin peer/.test(stdout), stdout);
     const formation = JSON.parse(stdout.split("\n").find((l) => l.includes('"formation_id"'))!);
+    sessions = formation.members;
     for (const m of formation.members) assert(!(await pidAlive(m.pid)), `${m.name} still runs`);
     assertEquals([...Deno.readDirSync(`${home}/running`)], []);
   } finally {
     clearTimeout(timer);
     await Deno.remove(home, { recursive: true }).catch(() => {});
+    // The demo's sessions are written under examples/crew/<member>/workdir/: removed again.
+    for (const m of sessions) {
+      await Deno.remove(
+        new URL(`../../examples/crew/${m.name}/workdir/${m.session_id}`, import.meta.url),
+        {
+          recursive: true,
+        },
+      ).catch(() => {});
+    }
   }
 });
