@@ -13,6 +13,7 @@ import { errorMessage } from "../errors.ts";
 import { sseEvents } from "../watch/sse.ts";
 import type { CrewMember } from "./crew_file.ts";
 import { describeFailure, memberHeaders, memberRpc } from "./member_door.ts";
+import { abortableSleep as pause } from "../abortable_sleep.ts";
 
 export type Followed =
   /** The ended task as GetTask answers it. */
@@ -192,16 +193,4 @@ async function pollTask(
     }
     await pause(POLL_MS, signal);
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

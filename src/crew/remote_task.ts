@@ -18,6 +18,7 @@ import type { CrewMember } from "./crew_file.ts";
 import type { HandedOffWork } from "./handed_off.ts";
 import { followMemberTask } from "./member_follow.ts";
 import { describeFailure, type DoorAnswer, memberRpc } from "./member_door.ts";
+import { abortableSleep as sleep } from "../abortable_sleep.ts";
 
 export type CallStatus =
   | "completed"
@@ -292,17 +293,4 @@ export function jitter(callId: string, offer: number): number {
   let h = 2166136261;
   for (const ch of `${callId}#${offer}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
   return (h >>> 0) % 251;
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-  });
 }

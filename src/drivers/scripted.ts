@@ -19,6 +19,7 @@ import { setImmediate } from "node:timers";
 import type { ConversationMessage, Driver, DriverPart, TaskRef, TurnRequest } from "./types.ts";
 import type { Script, ScriptStep, ScriptTurn } from "./script_schema.ts";
 import { perMessage } from "./per_message.ts";
+import { abortableSleep as sleepFor } from "../abortable_sleep.ts";
 
 export { loadScript, parseScript, validateScript } from "./script_schema.ts";
 export type {
@@ -47,17 +48,7 @@ export interface ScriptedDriverOptions {
 const MACROTASK_EVERY = 256;
 
 /** An abortable timer that resolves early (never rejects) when the signal aborts. */
-export const abortableSleep: Sleep = (ms, signal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done, { once: true });
-  });
+export const abortableSleep: Sleep = sleepFor;
 
 const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
