@@ -39,7 +39,11 @@ const ODD_TARGETS = [
 
 /** An id for a path segment: the params' own when it is a string, else one of these. */
 function segment(r: Rand, v: unknown, held: string): string {
-  if (typeof v === "string" && v !== "" && chance(r, 0.8)) return encodeURIComponent(v);
+  // A lone surrogate has no UTF-8 form, so encodeURIComponent throws on it (URIError): such a
+  // string goes out as its well-formed text (U+FFFD in its place), as any client would send it.
+  if (typeof v === "string" && v !== "" && chance(r, 0.8)) {
+    return encodeURIComponent(v.toWellFormed());
+  }
   return pick(r, [
     encodeURIComponent(held),
     "tsk_unknown",
