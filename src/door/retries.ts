@@ -5,7 +5,9 @@
  * answers a repeat with that task instead of starting the work again. A caller is a credential on
  * an authenticated door; on a public door every client is one caller (A2A asks clients for unique
  * message ids). The memory holds the last `capacity` messages the door took, oldest forgotten
- * first: that is the retry window.
+ * first: that is the retry window. `network.retried_sends: new_task` turns the rule off (every send
+ * starts its own task, as the conformance kit expects: README "The door"); the memory of who
+ * started which task is kept either way, for callers that see only their own tasks.
  */
 export const RETRY_WINDOW = 10_000;
 
@@ -15,10 +17,15 @@ export class SeenMessages {
   /** task id → the caller that started it, for callers that see only their own tasks. */
   #starter = new Map<string, string>();
 
-  constructor(private readonly capacity = RETRY_WINDOW) {}
+  constructor(
+    /** false (`retried_sends: new_task`): no send is a retry, every one starts its own task. */
+    private readonly replay = true,
+    private readonly capacity = RETRY_WINDOW,
+  ) {}
 
   /** The task an earlier message of this caller with this id went to, if still remembered. */
   taskOf(caller: string, messageId: string): string | undefined {
+    if (!this.replay) return undefined;
     return this.#taken.get(`${caller}\0${messageId}`);
   }
 

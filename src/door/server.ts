@@ -133,7 +133,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       });
   };
 
-  const seen = new SeenMessages();
+  const seen = new SeenMessages(manifest.network.retriedSends === "replay");
   const ctxFor = (grant: Grant | null, req: Request): CallContext => {
     const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
     const origin: Origin = raw === "peer" || raw === "completion" ? raw : "event";

@@ -66,6 +66,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       ...(doc.network?.internal_port !== undefined && {
         internalPort: doc.network.internal_port,
       }),
+      retriedSends: doc.network?.retried_sends ?? DEFAULTS.retriedSends,
       ...(doc.network?.push_notifications?.enabled && {
         pushNotifications: {
           allowPrivate: doc.network.push_notifications.allow_private ?? false,

@@ -101,6 +101,7 @@ export const DEFAULTS = {
   executionMode: "blocking",
   commitPolicy: "none",
   authScheme: "bearer",
+  retriedSends: "replay",
 } as const;
 
 /** A JSON-ish rendering of a bad value for messages: strings quoted with '…'. */
@@ -288,6 +289,7 @@ const webhookSecret = () =>
 
 const networkSchema = mapping({
   internal_port: int(1, 65535, "must be a port number between 1 and 65535").optional(),
+  retried_sends: oneOf(["replay", "new_task"]).optional(),
   push_notifications: mapping({
     enabled: bool(),
     allow_private: bool().optional(),

@@ -88,7 +88,14 @@ export interface NetworkConfig {
   authentication?: { scheme: "bearer"; credentials: Credential[] };
   /** `network.push_notifications` (README "Push notifications"); absent: push is off. */
   pushNotifications?: PushConfig;
+  /**
+   * `network.retried_sends` (README "The door"): `replay` answers a send whose messageId this
+   * caller already sent with that task (src/door/retries.ts); `new_task` starts a task for every send.
+   */
+  retriedSends: RetriedSends;
 }
+
+export type RetriedSends = "replay" | "new_task";
 
 export interface PushConfig {
   /** Deliveries to loopback, link-local and private addresses (default false: refused). */

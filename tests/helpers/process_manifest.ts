@@ -25,7 +25,7 @@ export function processManifest(dir: string, lifecycle: Partial<LifecycleConfig>
       ...lifecycle,
     },
     context: { seedBudget: 0.1, seedOverflowMargin: 0.1, compactionThreshold: 0.98 },
-    network: {},
+    network: { retriedSends: "replay" },
     capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
     observability: { otelContent: false },
     tools: [],

@@ -219,6 +219,10 @@ Deno.test("E-MAN-003: network and capabilities", async (t) => {
     [`${BASE}network:\n  internal_port: 65536\n`, port],
     [`${BASE}network:\n  internal_port: http\n`, port],
     [
+      `${BASE}network:\n  retried_sends: sometimes\n`,
+      "network.retried_sends: 'sometimes' is not one of replay, new_task",
+    ],
+    [
       `${BASE}network:\n  authentication:\n    scheme: basic\n`,
       "network.authentication.scheme: 'basic' is not one of bearer",
     ],

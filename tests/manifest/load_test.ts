@@ -55,6 +55,7 @@ Deno.test("the full example manifest (fixtures/contract) loads, every key read",
     },
     network: {
       internalPort: 52222,
+      retriedSends: "replay",
       authentication: {
         scheme: "bearer",
         credentials: [{ name: "watcher", scopes: ["GetTask", "ListTasks", "murmur.WatchSession"] }],
@@ -128,7 +129,7 @@ Deno.test("defaults: a manifest of name and version only", async () => {
         shellGraceSecs: 10,
       },
       context: { seedBudget: 0.10, seedOverflowMargin: 0.10, compactionThreshold: 0.98 },
-      network: {},
+      network: { retriedSends: "replay" },
       capabilities: { shell: { allow: [] }, filesystem: { readOnly: [] } },
       observability: { otelContent: false },
       tools: [],
@@ -153,7 +154,7 @@ Deno.test("explicit values override defaults; 0 is accepted where the contract a
       `  conversation: threaded\n  max_task_reopens: 0\n  shell_grace_secs: 0\n` +
       `  keep_working:\n    message: more\n  done_check:\n    command: "true"\n` +
       `context:\n  seed_budget: 0\n  seed_overflow_margin: 0\n  compaction_threshold: 1\n` +
-      `network:\n  internal_port: 65535\n  authentication: {}\n`,
+      `network:\n  internal_port: 65535\n  authentication: {}\n  retried_sends: new_task\n`,
   );
   assert.equal(manifest.inference.maxTurns, 3);
   assert.equal(manifest.inference.maxTokens, 100);
@@ -177,6 +178,7 @@ Deno.test("explicit values override defaults; 0 is accepted where the contract a
   // An authentication block with no credentials: only the operator token will exist.
   assert.deepEqual(manifest.network, {
     internalPort: 65535,
+    retriedSends: "new_task",
     authentication: { scheme: "bearer", credentials: [] },
   });
 });
