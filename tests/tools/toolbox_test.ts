@@ -132,13 +132,14 @@ Deno.test("toolbox: what reached a tool is fenced under tool:<name>, with its du
   const wd = await tempWorkdir();
   try {
     const b = box({ tools: [weather] });
-    const r = await b.dispatch(call("bash", { command: "echo hello; sleep 0.05" }), ctxFor(wd));
+    const r = await b.dispatch(call("bash", { command: "echo hello" }), ctxFor(wd));
     assert.equal(r.fenceSource, "tool:bash");
     assert.equal(
       r.content,
-      "<untrusted-content source=tool:bash>\n$ echo hello; sleep 0.05\nExit code: 0\nStdout:\nhello\n\n</untrusted-content>",
+      "<untrusted-content source=tool:bash>\n$ echo hello\nExit code: 0\nStdout:\nhello\n\n</untrusted-content>",
     );
-    assert.ok(r.durationMs >= 50, `durationMs ${r.durationMs}`);
+    // Its duration is there, in whole milliseconds (how long is the bench's business, not a test's).
+    assert.ok(Number.isInteger(r.durationMs) && r.durationMs >= 0, `durationMs ${r.durationMs}`);
     assert.equal(r.exitCode, 0);
     assert.equal(r.shell?.exitCode, 0);
 
