@@ -9,21 +9,10 @@
  * Everything the demo starts is killed (by pid) before it exits, also on Ctrl-C.
  */
 import { parseArgs } from "node:util";
+import { bold, dim, firstLine, kill, mur, ROOT, say, stopAll, within } from "./demo_kit.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-const MAIN = `${ROOT}/main.ts`;
 const EXAMPLE = `${ROOT}/examples/hello`;
 const DEFAULT_TASK = "Say hello and show me where we are.";
-
-const color = Deno.stdout.isTerminal() && Deno.env.get("NO_COLOR") === undefined;
-const bold = (s: string) => color ? `\x1b[1m${s}\x1b[0m` : s;
-const dim = (s: string) => color ? `\x1b[2m${s}\x1b[0m` : s;
-
-const enc = new TextEncoder();
-/** Written out at once, so the demo's lines and mur watch's interleave in true order. */
-function say(text = ""): void {
-  Deno.stdout.writeSync(enc.encode(text + "\n"));
-}
 
 /** A path as the user would type it from the repository root. */
 function shown(path: string): string {
@@ -39,70 +28,6 @@ interface Ready {
   workdir: string;
   /** The session's own folder (trace, result, logs): the workdir, or `<workdir>/.murmur/<id>`. */
   session_dir?: string;
-}
-
-const children = new Set<Deno.ChildProcess>();
-
-function mur(args: string[], stdout: "piped" | "inherit"): Deno.ChildProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout,
-    stderr: "inherit",
-  }).spawn();
-  children.add(child);
-  child.status.finally(() => children.delete(child));
-  return child;
-}
-
-function kill(child: Deno.ChildProcess, sig: Deno.Signal): void {
-  try {
-    Deno.kill(child.pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-/** SIGTERM (a capsule ends cleanly on it), then SIGKILL for whatever is still there after 5 s. */
-async function stopAll(): Promise<void> {
-  const left = [...children];
-  for (const c of left) kill(c, "SIGTERM");
-  const timer = setTimeout(() => left.forEach((c) => kill(c, "SIGKILL")), 5000);
-  await Promise.allSettled(left.map((c) => c.status));
-  clearTimeout(timer);
-}
-
-/** The first stdout line of `child`, bounded by `ms`. */
-async function firstLine(child: Deno.ChildProcess, ms: number): Promise<string | null> {
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const deadline = Date.now() + ms;
-  try {
-    while (!buf.includes("\n")) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<"timeout">((r) => {
-        timer = setTimeout(() => r("timeout"), Math.max(0, deadline - Date.now()));
-      });
-      const r = await Promise.race([reader.read(), timeout]);
-      clearTimeout(timer);
-      if (r === "timeout" || r.done) return null;
-      buf += r.value;
-    }
-    return buf.slice(0, buf.indexOf("\n"));
-  } finally {
-    // Nothing else comes on a --json capsule's stdout; let it drain in the background.
-    reader.releaseLock();
-    child.stdout.cancel().catch(() => {});
-  }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms)),
-  ]);
 }
 
 async function listFiles(dir: string, prefix = ""): Promise<string[]> {
@@ -138,7 +63,7 @@ async function demo(
   const capsule = mur(runArgs, "piped");
   const line = await firstLine(capsule, 30_000);
   if (line === null) {
-    const st = await withTimeout(capsule.status, 5000);
+    const st = await within(capsule.status, 5000);
     say(`mur run did not start (${st === "timeout" ? "no readiness line" : `exit ${st.code}`});`);
     say("its error is above.");
     return 1;
@@ -155,13 +80,13 @@ async function demo(
   say(dim("   ─".padEnd(60, "─")));
   const watcher = mur(["watch", "--url", ready.url], "inherit");
 
-  const capsuleStatus = await withTimeout(capsule.status, 120_000);
+  const capsuleStatus = await within(capsule.status, 120_000);
   if (capsuleStatus === "timeout") {
     say("the capsule did not end within 2 minutes; stopping it.");
     return 1;
   }
   // The capsule closed its door; watch sees the connection end and exits by itself.
-  const watchStatus = await withTimeout(watcher.status, 10_000);
+  const watchStatus = await within(watcher.status, 10_000);
   if (watchStatus === "timeout") kill(watcher, "SIGKILL");
   say(dim("   ─".padEnd(60, "─")));
   say(dim(
@@ -236,7 +161,7 @@ if (import.meta.main) {
   });
   const task = positionals.join(" ") || DEFAULT_TASK;
   const interrupted = async () => {
-    await stopAll();
+    await stopAll(5000);
     Deno.exit(130);
   };
   Deno.addSignalListener("SIGINT", interrupted);
@@ -246,7 +171,7 @@ if (import.meta.main) {
     const manifest = values.manifest ? await Deno.realPath(values.manifest) : EXAMPLE;
     code = await demo(task, manifest, values.workdir && absolute(values.workdir));
   } finally {
-    await stopAll();
+    await stopAll(5000);
   }
   Deno.exit(code);
 }

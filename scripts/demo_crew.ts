@@ -9,82 +9,16 @@
  *
  * Everything the demo starts is stopped (by pid) before it exits, also on Ctrl-C.
  */
-const ROOT = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
-const MAIN = `${ROOT}/main.ts`;
+import { bold, dim, firstLine, mur, ROOT, say, stopAll, within } from "./demo_kit.ts";
+
 const ROSTER = "examples/crew/roster.yaml";
 const DEFAULT_TASK = "Why is the sky blue?";
-
-const color = Deno.stdout.isTerminal() && Deno.env.get("NO_COLOR") === undefined;
-const bold = (s: string) => color ? `\x1b[1m${s}\x1b[0m` : s;
-const dim = (s: string) => color ? `\x1b[2m${s}\x1b[0m` : s;
-const enc = new TextEncoder();
-/** Written out at once, so the demo's lines and mur watch's interleave in true order. */
-function say(text = ""): void {
-  Deno.stdout.writeSync(enc.encode(text + "\n"));
-}
 
 interface FormationLine {
   formation_id: string;
   entry: string;
   url: string;
   members: { name: string; url: string; pid: number | null; session_id: string | null }[];
-}
-
-const children = new Set<Deno.ChildProcess>();
-
-function mur(args: string[], stdout: "piped" | "inherit"): Deno.ChildProcess {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
-    cwd: ROOT,
-    stdin: "null",
-    stdout,
-    stderr: "inherit",
-  }).spawn();
-  children.add(child);
-  child.status.finally(() => children.delete(child));
-  return child;
-}
-
-/** SIGTERM (the launcher stops every member on it), then SIGKILL after 15 s. */
-async function stopAll(): Promise<void> {
-  const left = [...children];
-  const signal = (c: Deno.ChildProcess, s: Deno.Signal) => {
-    try {
-      c.kill(s);
-    } catch {
-      // gone
-    }
-  };
-  left.forEach((c) => signal(c, "SIGTERM"));
-  const timer = setTimeout(() => left.forEach((c) => signal(c, "SIGKILL")), 15_000);
-  await Promise.allSettled(left.map((c) => c.status));
-  clearTimeout(timer);
-}
-
-function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<"timeout">((r) => timer = setTimeout(() => r("timeout"), ms)),
-  ]);
-}
-
-/** The first stdout line of `child` (its readiness line), bounded by `ms`. */
-async function firstLine(child: Deno.ChildProcess, ms: number): Promise<string | null> {
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const deadline = Date.now() + ms;
-  try {
-    while (!buf.includes("\n")) {
-      const r = await within(reader.read(), Math.max(0, deadline - Date.now()));
-      if (r === "timeout" || r.done) return null;
-      buf += r.value;
-    }
-    return buf.slice(0, buf.indexOf("\n"));
-  } finally {
-    reader.releaseLock();
-    child.stdout.cancel().catch(() => {});
-  }
 }
 
 function traceOf(sessionDir: string): { event_type: string; [k: string]: unknown }[] {
@@ -180,7 +114,7 @@ async function demo(task: string): Promise<number> {
 if (import.meta.main) {
   const task = Deno.args.join(" ") || DEFAULT_TASK;
   const interrupted = async () => {
-    await stopAll();
+    await stopAll(15_000);
     Deno.exit(130);
   };
   Deno.addSignalListener("SIGINT", interrupted);
@@ -189,7 +123,7 @@ if (import.meta.main) {
   try {
     code = await demo(task);
   } finally {
-    await stopAll();
+    await stopAll(15_000);
   }
   Deno.exit(code);
 }
