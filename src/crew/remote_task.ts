@@ -276,8 +276,11 @@ export class RemoteTask implements HandedOffWork {
     if (this.answer !== undefined) return this.answer;
     clearTimeout(this.#deadline);
     const truncated = output.length > OUTPUT_CAP;
+    // Cut between characters: a cut inside a surrogate pair would put half an emoji, a lone
+    // surrogate, into the caller's conversation (tests/crew/call_member_test.ts "64 KiB").
+    const cut = /[\uD800-\uDBFF]/.test(output[OUTPUT_CAP - 1] ?? "") ? OUTPUT_CAP - 1 : OUTPUT_CAP;
     const text = truncated
-      ? `${output.slice(0, OUTPUT_CAP)}\n[answer cut at ${OUTPUT_CAP} characters]`
+      ? `${output.slice(0, cut)}\n[answer cut at ${OUTPUT_CAP} characters]`
       : output;
     const answer: CallAnswer = { status, output: text, truncated };
     this.answer = answer;

@@ -225,3 +225,34 @@ Deno.test("call-member: a second call to a member whose answer is out, and a mem
     await closeAll([lead, alpha]);
   }
 });
+
+Deno.test("call-member: a 64 KiB answer of multi-byte text is cut between characters, never inside one", async () => {
+  let big: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    // "a" then crabs: every crab's high surrogate sits at an odd index, so the 64 KiB cut
+    // (65,536 UTF-16 units) lands between a crab's two halves.
+    const answer = "a" + "🦀".repeat(40_000);
+    big = await member("big", [{ match: "^big", turns: [{ steps: [{ text: answer }] }] }]);
+    const c = await caller(["big"], [{
+      match: "large",
+      turns: [callTurn([["big", "big one"]]), { steps: [{ text: "waiting" }] }, {
+        steps: [{ text: "Lead: got a big one." }],
+      }],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("big", big)]);
+    const f = follow(lead, "a large answer");
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    const msgs = await readConversation(lead.ready.workdir, f.seen.contextId);
+    const round = msgs.map((m) => typeof m.content === "string" ? m.content : "").find((t) =>
+      t.includes("source=member:big")
+    );
+    assert.ok(round !== undefined, JSON.stringify(msgs).slice(0, 2000));
+    assert.ok(round.isWellFormed(), "no lone surrogate in the conversation");
+    assert.ok(round.includes("a" + "🦀".repeat(32_767) + "\n[answer cut at 65536 characters]"));
+    assert.ok(!round.includes("🦀".repeat(32_768)));
+  } finally {
+    await closeAll([lead, big]);
+  }
+});
