@@ -75,3 +75,10 @@ Deno.test("lazy graph: mur run reaches no AI SDK, MCP SDK, OpenTelemetry or harn
   );
   assert.deepEqual(local, []);
 });
+
+Deno.test("lazy graph: mur run reads YAML with the vendored ES build, not the npm package's CommonJS", async () => {
+  // The CommonJS build cost about 35 ms of every start (scripts/vendor_yaml.ts).
+  const g = await walked("src/cli/run.ts");
+  assert.deepEqual(outside(g).filter((s) => /^npm:\/?yaml/.test(s)), []);
+  assert.ok([...g.keys()].some((s) => s.endsWith("/vendor/yaml/yaml.js")));
+});
