@@ -18,7 +18,7 @@
 import { setImmediate } from "node:timers";
 import type { ConversationMessage, Driver, DriverPart, TaskRef, TurnRequest } from "./types.ts";
 import type { Script, ScriptStep, ScriptTurn } from "./script_schema.ts";
-import { perMessage } from "./per_message.ts";
+import { runningTotal } from "./running_total.ts";
 import { abortableSleep as sleepFor } from "../abortable_sleep.ts";
 
 export { loadScript, parseScript, validateScript } from "./script_schema.ts";
@@ -244,12 +244,10 @@ function outputChars(part: DriverPart): number {
 }
 
 function inputChars(req: TurnRequest): number {
-  let n = req.system?.length ?? 0;
-  for (const m of req.messages) n += messageChars(m);
-  return n;
+  return (req.system?.length ?? 0) + historyChars(req.messages);
 }
 
-const messageChars = perMessage((m: ConversationMessage): number => {
+const historyChars = runningTotal((m: ConversationMessage): number => {
   switch (m.role) {
     case "user":
       return m.content.length;

@@ -9,7 +9,7 @@ import type { ConversationMessage } from "../drivers/types.ts";
 import { saveConversation } from "./conversation_record.ts";
 import type { HookMessage } from "./hooks_api.ts";
 import { type AttemptEnd, failedEnd, type LoopDeps, type TaskRun } from "./task_run.ts";
-import { perMessage } from "../drivers/per_message.ts";
+import { historyRewritten, runningTotal } from "../drivers/running_total.ts";
 
 /**
  * Before a turn: when the conversation has crossed `context.compaction_threshold` of
@@ -64,6 +64,7 @@ export async function compactBeforeTurn(
     return null;
   }
   messages.splice(0, messages.length, ...replaced);
+  historyRewritten(messages);
   saveConversation(d.workdir.session, task.contextId, messages);
   trace.write("compaction", c.lastTurnEvt, {
     turn,
@@ -79,7 +80,7 @@ export function textTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export const messageTokens = perMessage((m: ConversationMessage): number => {
+export function messageTokens(m: ConversationMessage): number {
   switch (m.role) {
     case "user":
       return textTokens(m.content);
@@ -89,11 +90,16 @@ export const messageTokens = perMessage((m: ConversationMessage): number => {
     case "tool":
       return m.results.reduce((n, r) => n + textTokens(r.content), 0);
   }
-});
+}
 
-/** The conversation's size as the next request would carry it (system prompt included). */
+const historyTokens = runningTotal(messageTokens);
+
+/**
+ * The conversation's size as the next request would carry it (system prompt included); a turn
+ * counts only the messages added since the last turn (src/drivers/running_total.ts).
+ */
 export function conversationTokens(system: string | undefined, messages: ConversationMessage[]) {
-  return (system ? textTokens(system) : 0) + messages.reduce((n, m) => n + messageTokens(m), 0);
+  return (system ? textTokens(system) : 0) + historyTokens(messages);
 }
 
 export function toHookMessage(m: ConversationMessage): HookMessage {

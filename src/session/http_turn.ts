@@ -14,7 +14,7 @@ import type {
 import { ProgressThrottle } from "../drivers/progress.ts";
 import type { TraceWriter } from "./trace.ts";
 import type { TurnSink } from "./turn_sink.ts";
-import { perMessage } from "../drivers/per_message.ts";
+import { runningTotal } from "../drivers/running_total.ts";
 
 const enc = new TextEncoder();
 
@@ -123,12 +123,10 @@ export async function streamTurn(
 
 /** A rough count (4 characters a token) for drivers that report no usage. */
 export function estimateTokens(messages: ConversationMessage[]): number {
-  let chars = 0;
-  for (const m of messages) chars += estimateChars(m);
-  return Math.ceil(chars / 4);
+  return Math.ceil(historyChars(messages) / 4);
 }
 
-const estimateChars = perMessage((m) => {
+const historyChars = runningTotal((m) => {
   if (m.role === "user") return m.content.length;
   if (m.role === "assistant") return m.text.length + JSON.stringify(m.toolCalls).length;
   return m.results.reduce((n, r) => n + r.content.length, 0);
