@@ -1,6 +1,7 @@
 /** One JSON-RPC call to a capsule's door (CancelTask, murmur.StopSession) from the CLI. */
 import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "../watch/card_probe.ts";
+import { type HttpResponse, request } from "../http/http1_client.ts";
 
 export type RpcAnswer =
   | { ok: true; result: unknown }
@@ -24,10 +25,11 @@ export async function callDoor(
   };
   if (token) headers.authorization = `Bearer ${token}`;
   const signal = AbortSignal.timeout(timeoutMs);
-  let res: Response;
+  let res: HttpResponse;
   let text: string;
   try {
-    res = await fetch(`${httpBase(url)}/`, {
+    res = await request({
+      url: `${httpBase(url)}/`,
       method: "POST",
       headers,
       signal,

@@ -4,6 +4,7 @@
  */
 import { errorMessage } from "../errors.ts";
 import { CAPSULE_URI } from "../events/frames.ts";
+import { request } from "../http/http1_client.ts";
 
 export type CardProbe =
   | { ok: true; sessionId: string }
@@ -43,7 +44,8 @@ export async function probeCard(
   let card: unknown;
   try {
     if (operatorToken) {
-      const res = await fetch(`${base}/`, {
+      const res = await request({
+        url: `${base}/`,
         method: "POST",
         signal,
         headers: {
@@ -64,7 +66,11 @@ export async function probeCard(
       }
       card = parsed?.result;
     } else {
-      const res = await fetch(`${base}/.well-known/agent-card.json`, { signal });
+      const res = await request({
+        url: `${base}/.well-known/agent-card.json`,
+        method: "GET",
+        signal,
+      });
       const body = await res.text();
       if (!res.ok) {
         return { ok: false, reason: `the agent card request answered HTTP ${res.status}` };

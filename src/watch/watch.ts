@@ -7,6 +7,7 @@
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "./card_probe.ts";
+import { type HttpResponse, request } from "../http/http1_client.ts";
 import { sseEvents } from "./sse.ts";
 import { type Out, WatchRenderer } from "./render.ts";
 import { classify, eventTaskId } from "./schema.ts";
@@ -57,7 +58,7 @@ const WATCH_BODY = JSON.stringify({
   params: {},
 });
 
-async function refusal(res: Response): Promise<string> {
+async function refusal(res: HttpResponse): Promise<string> {
   const text = await res.text().catch(() => "");
   try {
     const body = JSON.parse(text);
@@ -75,7 +76,7 @@ export async function openWatch(
   target: WatchTarget,
   signal?: AbortSignal,
   since = 0,
-): Promise<Response> {
+): Promise<HttpResponse> {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "a2a-version": "1.0",
@@ -83,9 +84,10 @@ export async function openWatch(
     accept: "text/event-stream",
   };
   if (target.token) headers.authorization = `Bearer ${target.token}`;
-  let res: Response;
+  let res: HttpResponse;
   try {
-    res = await fetch(`${httpBase(target.url)}/`, {
+    res = await request({
+      url: `${httpBase(target.url)}/`,
       method: "POST",
       headers,
       body: WATCH_BODY,
@@ -160,7 +162,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
   };
   let lastId: string | undefined;
   try {
-    for await (const item of sseEvents(res.body!)) {
+    for await (const item of sseEvents(res.body)) {
       if ("comment" in item) {
         const endedAs = await follow?.heartbeat();
         if (follow && endedAs !== undefined) {
