@@ -218,3 +218,99 @@ Deno.test("http1: aborting while the body streams ends the read and closes the c
     await closed.promise;
   });
 });
+
+Deno.test("http1: an https:// address is spoken over TLS (a test CA trusted through DENO_CERT)", async () => {
+  // openssl (.ci/run installs it when missing); a CA and a 127.0.0.1 certificate it signs.
+  const dir = await Deno.makeTempDir();
+  try {
+    const ssl = async (...args: string[]) => {
+      const o = await new Deno.Command("openssl", {
+        args,
+        cwd: dir,
+        stdout: "null",
+        stderr: "piped",
+      })
+        .output();
+      assert.ok(o.success, new TextDecoder().decode(o.stderr));
+    };
+    await ssl(
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=mur test CA",
+    );
+    await ssl(
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "srv.key",
+      "-out",
+      "srv.csr",
+      "-subj",
+      "/CN=127.0.0.1",
+    );
+    await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=IP:127.0.0.1\n");
+    await ssl(
+      "x509",
+      "-req",
+      "-in",
+      "srv.csr",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "srv.pem",
+      "-days",
+      "2",
+      "-extfile",
+      "ext.cnf",
+    );
+    const ac = new AbortController();
+    const listening = Promise.withResolvers<number>();
+    const server = Deno.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      signal: ac.signal,
+      cert: await Deno.readTextFile(`${dir}/srv.pem`),
+      key: await Deno.readTextFile(`${dir}/srv.key`),
+      onListen: (a) => listening.resolve(a.port),
+    }, () => new Response("over tls ✓"));
+    try {
+      const port = await listening.promise;
+      // A child process, so the CA is trusted there only.
+      const client = new URL("../../src/http/http1_client.ts", import.meta.url).href;
+      const code = `const { request } = await import(${JSON.stringify(client)});
+        const res = await request({ url: "https://127.0.0.1:${port}/", method: "GET" });
+        console.log(res.status, await res.text());`;
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["eval", code],
+        env: { DENO_CERT: `${dir}/ca.pem` },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(
+        new TextDecoder().decode(out.stdout).trim(),
+        "200 over tls ✓",
+        new TextDecoder().decode(out.stderr),
+      );
+    } finally {
+      ac.abort();
+      await server.finished;
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
