@@ -15,7 +15,6 @@
  * - An aborted `signal` ends the stream promptly and with no further part: during a delay, and
  *   between any two parts.
  */
-import { setImmediate } from "node:timers";
 import type { ConversationMessage, Driver, DriverPart, TaskRef, TurnRequest } from "./types.ts";
 import type { Script, ScriptStep, ScriptTurn } from "./script_schema.ts";
 import { runningTotal } from "./running_total.ts";

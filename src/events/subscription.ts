@@ -9,7 +9,8 @@
  * its queue fills to within `LISTEN_MARGIN` of the capacity, so a reader that keeps up never
  * loses events because it was not scheduled in time.
  */
-import { setImmediate } from "node:timers";
+// `setImmediate` is Deno's global, which loads the Node timers only when first called: an
+// import from node:timers woke the Node compatibility layer at every start (src/paths.ts).
 import type { LogEntry } from "./log.ts";
 
 export const SUBSCRIPTION_CAPACITY = 128;

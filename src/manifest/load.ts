@@ -5,7 +5,7 @@
  * prompt read (normalize.ts).
  */
 import { parseDocument } from "yaml";
-import { basename, resolve } from "node:path";
+import { basename, resolve } from "../paths.ts";
 import { errorMessage, ManifestErrors, MurError, warningLine } from "../errors.ts";
 import { validateManifest } from "./checks.ts";
 import { loadWarnings } from "./load_warnings.ts";

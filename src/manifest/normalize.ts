@@ -3,7 +3,7 @@
  * filled in, paths resolved against the manifest's folder (a program or file a key names must be
  * there: every one missing is named), the system prompt read.
  */
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../paths.ts";
 import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, PROCESS_DEFAULTS } from "./schema.ts";

@@ -6,7 +6,7 @@
  * during teardown. Each of the three is also one line on stderr.
  */
 import { errorMessage } from "../errors.ts";
-import { basename } from "node:path";
+import { basename } from "../paths.ts";
 import type { DetachedOutcome } from "../tools/types.ts";
 import { fence } from "../tools/fence.ts";
 import type { DetachedShell } from "./task_run.ts";

@@ -6,7 +6,7 @@
  * refusing a command that plainly writes there; it cannot see writes a program decides on by
  * itself.
  */
-import { posix } from "node:path";
+import { posix } from "../paths.ts";
 import { inputWrites } from "./read_only_input.ts";
 import { type Candidate, commandWrites, expandHome, scriptWrites } from "./read_only_shell.ts";
 import { ShellWordsError, splitShellWords } from "./shell_words.ts";

@@ -3,7 +3,7 @@
  * file-changing commands (coreutils, sed -i, patch, dd), read from the tokens of the one shell
  * lexer (shell_words.ts). Best effort by design: README "Tools" (`read_only`).
  */
-import { posix } from "node:path";
+import { posix } from "../paths.ts";
 import { CAPSULE_HOME } from "./shell_env.ts";
 import { lexShell } from "./shell_words.ts";
 

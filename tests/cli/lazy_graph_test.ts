@@ -82,3 +82,10 @@ Deno.test("lazy graph: mur run reads YAML with the vendored ES build, not the np
   assert.deepEqual(outside(g).filter((s) => /^npm:\/?yaml/.test(s)), []);
   assert.ok([...g.keys()].some((s) => s.endsWith("/vendor/yaml/yaml.js")));
 });
+
+Deno.test("lazy graph: mur run imports no Node module (each woke Node compatibility: src/paths.ts)", async () => {
+  const g = await walked("src/cli/run.ts");
+  // node:process is imported lazily, inside the one function that signals a pid.
+  const node = outside(g).filter((s) => s.startsWith("node:") && !s.startsWith("node:process "));
+  assert.deepEqual(node, []);
+});
