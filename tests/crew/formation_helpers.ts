@@ -20,6 +20,8 @@ export interface Launched {
   line: FormationLine;
   stdout: LineReader;
   stderr: Promise<string>;
+  /** What the launcher wrote on stderr so far (to wait on a line before acting). */
+  stderrSoFar(): string;
   pids(): number[];
   close(): Promise<void>;
 }
@@ -86,7 +88,12 @@ export async function launch(
     stderr: "piped",
   }).spawn();
   const stdout = new LineReader(proc.stdout);
-  const stderr = new Response(proc.stderr).text();
+  let errText = "";
+  const stderr = (async () => {
+    const dec = new TextDecoder();
+    for await (const chunk of proc.stderr) errText += dec.decode(chunk, { stream: true });
+    return errText + dec.decode();
+  })();
   const first = await stdout.next(60_000).catch(() => null);
   if (first === null) {
     killTree(proc.pid);
@@ -102,6 +109,7 @@ export async function launch(
     line,
     stdout,
     stderr,
+    stderrSoFar: () => errText,
     pids,
     async close() {
       // Every pid this test started, whatever state it is in.

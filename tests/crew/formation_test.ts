@@ -215,10 +215,12 @@ Deno.test("formation: a member killed mid-run is logged, the formation goes on, 
   try {
     const byName = Object.fromEntries(f.line.members.map((m) => [m.name, m]));
     Deno.kill(byName.reviewer.pid!, "SIGKILL");
-    await until("the launcher logs the death", async () => {
-      // stderr is read whole at the end; the formation record is what ps reads meanwhile.
-      return (await pidAlive(byName.reviewer.pid!)) ? undefined : true;
-    });
+    const death =
+      `[mur run] member 'reviewer' (pid ${byName.reviewer.pid}, ${byName.reviewer.session_id}) exited SIGKILL before the formation ended; the formation goes on without it, and calls to it fail`;
+    // Before anything else: a SIGTERM that reaches the launcher before it has seen the death
+    // would (rightly) stop the formation without this line.
+    await until("the launcher logs the death", () => f.stderrSoFar().includes(death) || undefined);
+    assert(!(await pidAlive(byName.reviewer.pid!)));
     // The formation goes on: the coder still answers its caller.
     const leadToCoder = crewOf(f, "lead").members.find((m) => m.name === "coder")!.token;
     const sent = await call(byName.coder.url, "SendMessage", message("still there?"), leadToCoder);
@@ -228,12 +230,7 @@ Deno.test("formation: a member killed mid-run is logged, the formation goes on, 
     assertEquals((await f.proc.status).code, 143);
     assert(await allGone(f.pids()));
     const err = await f.stderr;
-    assert(
-      err.includes(
-        `[mur run] member 'reviewer' (pid ${byName.reviewer.pid}, ${byName.reviewer.session_id}) exited SIGKILL before the formation ended; the formation goes on without it, and calls to it fail`,
-      ),
-      err,
-    );
+    assert(err.includes(death), err);
   } finally {
     await f.close();
   }
