@@ -52,6 +52,11 @@ export interface SpawnOptions {
   readyTimeoutMs: number;
   /** Keep stdin open as a pipe (the load generator's command channel). */
   stdin?: boolean;
+  /**
+   * Lines on stdout that are not the readiness line (V8's `--trace-gc` prints there): passed
+   * over while waiting for it, and handed to this.
+   */
+  skipLine?: (line: string) => boolean;
 }
 
 export class SpawnError extends Error {
@@ -87,9 +92,15 @@ export async function spawnReady(
     } catch { /* closed */ }
   })();
   const lines = readLines(child.stdout);
+  const firstLine = async () => {
+    for (;;) {
+      const r = await lines.next();
+      if (r.done || !o.skipLine?.(r.value)) return r;
+    }
+  };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const first = await Promise.race([
-    lines.next(),
+    firstLine(),
     child.status.then((s) => ({ exited: s.code })),
     new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), o.readyTimeoutMs))),
   ]);

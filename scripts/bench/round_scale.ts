@@ -7,6 +7,9 @@
  *                   per-turn time (gap between consecutive `inference` trace lines) of the last
  *                   tenth over the first tenth — with the tool's run (its process start) and
  *                   without it (runtime-only: the gap minus the tool call's own duration_ms).
+ *                   Beside them, memory: V8's live heap after each major collection (mur run
+ *                   under `--v8-flags=--trace-gc`) per turn, against the conversation record's
+ *                   bytes per turn, and RSS.
  *   hooks           the same turns with 50 `on-shell` command hooks bound, against none: per
  *                   hook run, over what spawning the same command costs this runtime directly.
  *   queue           100 tasks queued behind a gated first one: the time per task through the
@@ -14,8 +17,10 @@
  *   idle memory     RSS of the idle queued capsule after its readiness line, over the raw
  *                   Deno.serve server's (scripts/bench/raw_server.ts, nothing pre-built).
  *
- * Trace timestamps are whole milliseconds: medians of a tenth (≥ 100 turns at N = 1,000) are
- * what is compared, never a single turn.
+ * Trace timestamps are whole milliseconds: a tenth (≥ 100 turns at N = 1,000) is what is
+ * compared, never a single turn — as a trimmed mean for the whole turn, and for mur's own part
+ * (well under a millisecond) as the plain mean that whole-millisecond readings resolve
+ * (`runtimeTenth`).
  */
 import { canPin, kill, rssBytes, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
@@ -137,6 +142,30 @@ interface SessionRun {
   trace: TraceLine[];
   /** RSS samples (bytes) taken every 250 ms while it ran. */
   rss: number[];
+  /** Major collections, when asked for (`gc`): epoch ms (approximate) and the live heap left. */
+  gcs: { at: number; liveMiB: number }[];
+  /** Bytes of the session's conversation records (`conversation/*.jsonl`). */
+  conversationBytes: number;
+}
+
+/**
+ * One line of V8's `--trace-gc` for a major collection: ms since the isolate started and the
+ * heap it left, e.g. `[7339:0x55…]  4431 ms: Incremental Mark-Compact 36.2 (85.3) -> 24.0 (85.8)
+ * MB, …` (V8's MB are MiB); null for any other line.
+ */
+export function majorGc(line: string): { ms: number; liveMiB: number } | null {
+  const m = /\s(\d+(?:\.\d+)?) ms: (?:Incremental )?Mark-Compact.*?-> ([\d.]+) \(/.exec(line);
+  return m ? { ms: Number(m[1]), liveMiB: Number(m[2]) } : null;
+}
+
+async function conversationBytes(sessionDir: string): Promise<number> {
+  let n = 0;
+  try {
+    for await (const e of Deno.readDir(`${sessionDir}/conversation`)) {
+      if (e.isFile) n += (await Deno.stat(`${sessionDir}/conversation/${e.name}`)).size;
+    }
+  } catch { /* none */ }
+  return n;
 }
 
 /** Runs one launch task to the end (`--lifecycle-after-task exit`); returns its trace. */
@@ -145,14 +174,29 @@ async function runToEnd(
   name: string,
   spec: CapsuleSpec,
   timeoutMs: number,
+  /** Run under `--v8-flags=--trace-gc` and collect the major collections. */
+  gc = false,
 ): Promise<SessionRun> {
   const path = await writeScaleCapsule(dir, name, spec);
+  let cmd = murCmd(path, `${dir}/${name}/wd`, ["--task", "go", "--lifecycle-after-task", "exit"]);
+  // V8 prints its GC lines on stdout, among mur's own (JSON objects): told apart by their `[`.
+  if (gc) {
+    cmd = [cmd[0], "run", "--v8-flags=--trace-gc,--trace-gc-ignore-scavenger", ...cmd.slice(2)];
+  }
+  const gcs: SessionRun["gcs"] = [];
+  const started = Date.now();
+  const onLine = (l: string) => {
+    const g = majorGc(l);
+    if (g) gcs.push({ at: started + g.ms, liveMiB: g.liveMiB });
+    return l.startsWith("[");
+  };
   const s = await spawnReady({
     name: `mur run (${name})`,
-    cmd: murCmd(path, `${dir}/${name}/wd`, ["--task", "go", "--lifecycle-after-task", "exit"]),
+    cmd,
     env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" },
     core: 0,
     readyTimeoutMs: 30_000,
+    skipLine: gc ? onLine : undefined,
   });
   const rss: number[] = [];
   const sampler = setInterval(() => {
@@ -162,7 +206,11 @@ async function runToEnd(
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
     const drain = (async () => {
-      while (!(await s.lines.next()).done) { /* status lines */ }
+      for (;;) {
+        const r = await s.lines.next();
+        if (r.done) break;
+        if (gc) onLine(r.value);
+      }
     })();
     const ended = await Promise.race([
       s.child.status.then((st) => st),
@@ -173,7 +221,13 @@ async function runToEnd(
     if (!ended.success) {
       throw new Error(`${name}: mur run exited ${ended.code}: ${s.stderr().trim().slice(-200)}`);
     }
-    return { trace: await readTrace(String(s.ready.session_dir)), rss };
+    const sessionDir = String(s.ready.session_dir);
+    return {
+      trace: await readTrace(sessionDir),
+      rss,
+      gcs,
+      conversationBytes: await conversationBytes(sessionDir),
+    };
   } finally {
     clearTimeout(timer);
     clearInterval(sampler);
@@ -213,7 +267,76 @@ export function tenth(xs: number[], last: boolean): number {
   return kept.reduce((a, b) => a + b, 0) / kept.length;
 }
 
-async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
+/** Turns further than this from their tenth's median are stalls, not rounding (see below). */
+export const STALL_MS = 4;
+
+/**
+ * Mur's own part of a turn (the gap minus its tool call) over the first or last tenth, finer than
+ * the trace's whole milliseconds. Each turn's figure is a difference of whole-millisecond clock
+ * readings (two timestamps, and the tool's two readings behind its duration_ms), so it is off from
+ * the true time by less than 2 ms either way, by as much up as down over many turns (where in a
+ * millisecond a reading falls has nothing to do with the work): the plain mean of ≥ 100 turns is
+ * within a few hundredths of a millisecond of the truth, where a median can only read 0 or 1.
+ * A trimmed mean would not do: cutting a tenth off each end of a few integer values cuts
+ * unequal amounts of each, which biases it. What rounding cannot explain — a turn more than
+ * STALL_MS from the tenth's median (the shared machine's other load, a long GC pause) — is left
+ * out of the mean and counted, with its time, so it is reported rather than hidden.
+ */
+export function runtimeTenth(
+  xs: number[],
+  last: boolean,
+): { ms: number; turns: number; stalls: number; stallMs: number } {
+  const k = Math.max(1, Math.floor(xs.length / 10));
+  const part = last ? xs.slice(-k) : xs.slice(0, k);
+  const mid = median(part);
+  const kept = part.filter((x) => Math.abs(x - mid) <= STALL_MS);
+  const out = part.filter((x) => Math.abs(x - mid) > STALL_MS);
+  return {
+    ms: kept.reduce((a, b) => a + b, 0) / kept.length,
+    turns: part.length,
+    stalls: out.length,
+    stallMs: out.reduce((a, b) => a + b, 0),
+  };
+}
+
+/**
+ * The live heap's growth per turn, KiB, from the major collections after the first tenth (the
+ * session's start has settled by then): the change in what each left, first to last, over the
+ * turns between them. NaN with fewer than two such collections.
+ */
+export function heapPerTurn(
+  gcs: SessionRun["gcs"],
+  inferenceTimes: number[],
+): { kib: number; collections: number; fromMiB: number; toMiB: number; turns: number } {
+  const turnAt = (t: number) => {
+    let lo = 0;
+    let hi = inferenceTimes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (inferenceTimes[mid] <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const tenth = Math.floor(inferenceTimes.length / 10);
+  const after = gcs.map((g) => ({ ...g, turn: turnAt(g.at) })).filter((g) =>
+    g.turn > tenth && g.turn < inferenceTimes.length
+  );
+  if (after.length < 2) {
+    return { kib: NaN, collections: after.length, fromMiB: NaN, toMiB: NaN, turns: 0 };
+  }
+  const [a, b] = [after[0], after[after.length - 1]];
+  const turns = b.turn - a.turn;
+  return {
+    kib: turns > 0 ? (b.liveMiB - a.liveMiB) * 1024 / turns : NaN,
+    collections: after.length,
+    fromMiB: a.liveMiB,
+    toMiB: b.liveMiB,
+    turns,
+  };
+}
+
+export async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
   const n = ctx.turns;
   const label = (what: string) =>
     `turn overhead, ${
@@ -234,7 +357,7 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
   })();
   let run: SessionRun;
   try {
-    run = await runToEnd(dir, "turns", turnsCapsule(n), Math.max(120_000, n * 200));
+    run = await runToEnd(dir, "turns", turnsCapsule(n), Math.max(120_000, n * 200), true);
   } catch (e) {
     for (const w of ["with the tool's process start", "runtime only"]) {
       ctx.scale.missing(label(w), (e as Error).message);
@@ -261,15 +384,28 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
     digits: 1,
     target: 1.3,
   });
+  const [rt0, rt1] = [runtimeTenth(runtime, false), runtimeTenth(runtime, true)];
   ctx.scale.add({
-    label: label("runtime only (without the tool call's own time)"),
-    mur: tenth(runtime, true),
-    base: tenth(runtime, false),
+    label: label("runtime only (without the tool call's own time; mean, stalls apart)"),
+    mur: rt1.ms,
+    base: rt0.ms,
     baseLabel: "first tenth",
     unit: "ms",
-    digits: 1,
+    digits: 2,
     target: 1.3,
   });
+  const stalls = (r: typeof rt0) =>
+    r.stalls === 0
+      ? "none"
+      : `${r.stalls} turn${r.stalls === 1 ? "" : "s"}, ${r.stallMs.toFixed(0)} ms together`;
+  ctx.scale.facts.push(
+    `Turn overhead, runtime only: the mean of each tenth's ${rt0.turns.toLocaleString("en")} ` +
+      `turns, gap minus tool call, whole-millisecond readings averaged (scripts/bench/` +
+      `round_scale.ts \`runtimeTenth\`); turns more than ${STALL_MS} ms from their tenth's ` +
+      `median are stalls, left out and counted: first tenth ${stalls(rt0)}, last tenth ${
+        stalls(rt1)
+      }.`,
+  );
   ctx.scale.add({
     label: "turn overhead: the tool call itself (spawn to result), last tenth",
     mur: tenth(tools, true),
@@ -295,14 +431,14 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
   });
   const [w0, w1] = [tenth(whole, false), tenth(whole, true)];
   const [t0, t1] = [tenth(tools, false), tenth(tools, true)];
-  const [r0, r1] = [tenth(runtime, false), tenth(runtime, true)];
+  const [r0, r1] = [rt0.ms, rt1.ms];
   if (w1 / w0 > 1.3) {
     ctx.scale.facts.push(
       `What stands in the way of a flat turn: the turn went from ${w0.toFixed(1)} to ${
         w1.toFixed(1)
       } ms; the tool call (spawn to result) from ${t0.toFixed(1)} to ${
         t1.toFixed(1)
-      } ms, mur's own part from ${r0.toFixed(1)} to ${r1.toFixed(1)} ms, and the same command ` +
+      } ms, mur's own part from ${r0.toFixed(2)} to ${r1.toFixed(2)} ms, and the same command ` +
         `spawned from the bench process in the same seconds from ${early.toFixed(1)} to ${
           late.toFixed(1)
         } ms (${(late / early).toFixed(2)}×: the shared machine's load). mur spawns tools, hooks ` +
@@ -311,17 +447,52 @@ async function turnOverhead(ctx: ScaleCtx, dir: string): Promise<void> {
         `RSS, 8.4 ms at 350 MiB, against 0.5 and 0.7 ms with posix_spawn).`,
     );
   }
-  if (run.rss.length >= 2) {
-    const grew = (run.rss[run.rss.length - 1] - run.rss[0]) / 2 ** 20;
-    ctx.scale.facts.push(
-      `Turn overhead: mur's RSS went from ${(run.rss[0] / 2 ** 20).toFixed(0)} MiB to ${
-        (run.rss[run.rss.length - 1] / 2 ** 20).toFixed(0)
-      } MiB over the ${n.toLocaleString("en")} turns (${
-        (grew * 1024 / n).toFixed(1)
-      } KiB per turn; ` +
-        `the conversation itself holds about 8.3 KiB per turn).`,
+  memoryRows(ctx, run, n, inf);
+}
+
+/** The turn session's memory: the live heap per turn against the conversation's, and RSS. */
+function memoryRows(ctx: ScaleCtx, run: SessionRun, n: number, inf: number[]): void {
+  const label = `memory: V8's live heap after major collections, KiB per turn over the ${
+    n.toLocaleString("en")
+  } turns`;
+  const perTurn = run.conversationBytes / 1024 / n;
+  const heap = heapPerTurn(run.gcs, inf);
+  if (Number.isFinite(heap.kib)) {
+    ctx.scale.add({
+      label,
+      mur: heap.kib,
+      base: perTurn,
+      baseLabel: "the conversation record's bytes per turn (the history every model call carries)",
+      unit: "KiB",
+      digits: 1,
+    });
+  } else {
+    ctx.scale.missing(
+      label,
+      `${heap.collections} major collection(s) after the first tenth (two are needed)`,
     );
   }
+  if (run.rss.length < 2) return;
+  const mib = (b: number) => (b / 2 ** 20).toFixed(0);
+  const [first, last] = [run.rss[0], run.rss[run.rss.length - 1]];
+  const peak = Math.max(...run.rss);
+  ctx.scale.facts.push(
+    `Turn memory: mur's RSS went from ${mib(first)} MiB to ${mib(last)} MiB over the ${
+      n.toLocaleString("en")
+    } turns (peak ${mib(peak)} MiB; ${
+      ((last - first) / 1024 / n).toFixed(1)
+    } KiB per turn). RSS is what V8 holds between major collections, not what is live` +
+      (Number.isFinite(heap.kib)
+        ? `: over the turns after the first tenth, the ${heap.collections} major collections ` +
+          `left ${heap.fromMiB.toFixed(1)} → ${heap.toMiB.toFixed(1)} MiB live (${
+            heap.kib.toFixed(1)
+          } KiB per turn)`
+        : "") +
+      `; the conversation, which the session keeps whole for the next model call until a ` +
+      `compaction hook replaces it, grew ${perTurn.toFixed(1)} KiB per turn. What else a turn ` +
+      `leaves is bounded: the replay ring holds the last 512 events (src/events/log.ts ` +
+      `REPLAY_CAPACITY).`,
+  );
 }
 
 /** Median ms to spawn `cmd` with a JSON object on stdin and read its stdout, from this process. */

@@ -95,10 +95,15 @@ export function scaleMarkdown(s: Scale, turnsFlag: number): string {
 Each a real \`mur run\` of a scripted capsule (scripts/bench/round_scale.ts), after the rounds above,
 on core 0 (the same pinning). Per-turn time is the gap between consecutive \`inference\` trace lines;
 "runtime only" subtracts the turn's tool call's own \`duration_ms\` (its process start, run and
-output). Trace times are whole milliseconds, so each tenth is a mean trimmed of its highest and
-lowest tenth. ${
+output). Trace times are whole milliseconds: the whole turn's tenths are means trimmed of their
+highest and lowest tenth; mur's own part, well under a millisecond, is each tenth's plain mean
+(whole-millisecond readings average out to the true time over ≥ 100 turns), with turns more than
+4 ms from the tenth's median counted apart as stalls. The turn session runs under V8's
+\`--trace-gc\` for the live heap after each major collection. ${
     turnsFlag.toLocaleString("en")
-  } turns here; \`deno task bench --turns 10000\` runs the long one.
+  } turns here${
+    turnsFlag === 10_000 ? "" : " (the default is 10,000; `--quick` runs 200, `--turns N` any)"
+  }.
 
 ${scaleTable(s)}${facts}
 `;
