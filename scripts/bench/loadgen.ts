@@ -14,6 +14,7 @@
  */
 import { type ResponseHead, SseWireDecoder } from "./sse_wire.ts";
 import { percentile } from "./stats.ts";
+import { cpuUs } from "./procs.ts";
 
 export interface RequestSpec {
   path: string;
@@ -46,6 +47,12 @@ export interface StreamJob {
   idleMs?: number;
   /** Sent once every connection is armed: what starts the producer. */
   trigger?: TriggerSpec;
+  /**
+   * The server's pid: its threads' on-CPU time is read here when every connection is armed and
+   * again when every one is done (`RunResult.serverCpuUs`), so accepting K connections and
+   * answering K requests — a cost per connection, not per event — is outside the figure.
+   */
+  cpuPid?: number;
   timeoutMs: number;
 }
 
@@ -75,6 +82,10 @@ export interface RunResult {
   lateArm: boolean;
   /** Connections ended by `idleMs` rather than by their end event. */
   idleEnded: number;
+  /** With `cpuPid`: the server's on-CPU µs from every connection armed to every one done. */
+  serverCpuUs?: number;
+  /** This process's own on-CPU µs over the same span (connecting and arming K are outside). */
+  lgCpuUs?: number;
   trigger?: { status: number; body: string };
 }
 
@@ -116,7 +127,7 @@ class StreamClient {
   readonly armedP: Promise<void>;
   readonly doneP: Promise<void>;
 
-  constructor(private job: StreamJob) {
+  constructor(private job: StreamJob, readonly hold = false) {
     this.lat = job.latency ? [] : null;
     this.armedP = new Promise((r) => (this.#armResolve = r));
     this.doneP = new Promise((r) => (this.#doneResolve = r));
@@ -214,7 +225,8 @@ class StreamClient {
   }
 
   async #readLoop(): Promise<void> {
-    const buf = new Uint8Array(128 * 1024);
+    // A held connection reads a few small events; a flood's, 64 KiB slices at a time.
+    const buf = new Uint8Array(this.hold ? 8 * 1024 : 128 * 1024);
     const conn = this.conn!;
     try {
       while (!this.finished) {
@@ -246,8 +258,8 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
   ]);
 }
 
-async function openAll(job: StreamJob): Promise<StreamClient[]> {
-  const clients = Array.from({ length: job.k }, () => new StreamClient(job));
+async function openAll(job: StreamJob, hold = false): Promise<StreamClient[]> {
+  const clients = Array.from({ length: job.k }, () => new StreamClient(job, hold));
   // Connect in small waves so a burst of SYNs does not overflow the server's accept backlog.
   for (let i = 0; i < clients.length; i += 25) {
     await Promise.all(clients.slice(i, i + 25).map((c) => c.start()));
@@ -262,6 +274,10 @@ export async function runStream(job: StreamJob): Promise<RunResult> {
   let error: string | undefined = clients.find((c) => c.error)?.error ??
     (armed === "timeout" ? "timeout before every connection armed" : undefined);
   let trigger: RunResult["trigger"];
+  const cpu0 = job.cpuPid === undefined ? NaN : cpuUs(job.cpuPid);
+  const own0 = cpuUs(Deno.pid);
+  let cpu1 = NaN;
+  let own1 = NaN;
   if (!error && job.trigger) {
     try {
       const r = await fetch(job.trigger.url, {
@@ -286,6 +302,8 @@ export async function runStream(job: StreamJob): Promise<RunResult> {
       }, Math.min(100, job.idleMs))
       : undefined;
     const done = await withTimeout(Promise.all(clients.map((c) => c.doneP)), left);
+    own1 = cpuUs(Deno.pid);
+    if (job.cpuPid !== undefined) cpu1 = cpuUs(job.cpuPid);
     clearInterval(idle);
     if (done === "timeout") {
       const counts = clients.map((c) => c.counted);
@@ -296,7 +314,10 @@ export async function runStream(job: StreamJob): Promise<RunResult> {
     error ??= clients.find((c) => c.error)?.error ?? undefined;
   }
   for (const c of clients) c.close();
-  return summarize(clients, job, error, trigger);
+  const r = summarize(clients, job, error, trigger);
+  if (Number.isFinite(cpu1 - cpu0)) r.serverCpuUs = cpu1 - cpu0;
+  if (Number.isFinite(own1 - own0)) r.lgCpuUs = own1 - own0;
+  return r;
 }
 
 function summarize(
@@ -347,7 +368,7 @@ const held: StreamClient[] = [];
 const stalled: Deno.TcpConn[] = [];
 
 async function hold(job: StreamJob): Promise<{ ok: boolean; error?: string; held: number }> {
-  const clients = await openAll(job);
+  const clients = await openAll(job, true);
   held.push(...clients);
   const armed = await withTimeout(Promise.all(clients.map((c) => c.armedP)), job.timeoutMs);
   const error = clients.find((c) => c.error)?.error ??

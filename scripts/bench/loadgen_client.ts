@@ -43,9 +43,12 @@ export class Loadgen {
   async run(job: StreamJob): Promise<RunResult> {
     const c0 = cpuMs(this.pid);
     const r = await this.send<RunResult>({ op: "run", ...job });
-    // The whole run's CPU (connecting and arming too, a few ms) over the counted window: waits
-    // before the first event (a SubscribeToTask gate) would dilute a wall-clock ratio.
-    if (r.windowMs > 0) r.lgBusy = (100 * (cpuMs(this.pid) - c0)) / r.windowMs;
+    // Its CPU from every connection armed to every one done (connecting K, a cost per connection
+    // that reached 2× the window at K=1,000, is outside) over the counted window: CPU, not wall
+    // time, so a wait before the first event (a SubscribeToTask gate) does not dilute it. Where
+    // the process cannot read its own threads' schedstat, the whole run's 10 ms ticks.
+    const cpu = r.lgCpuUs !== undefined ? r.lgCpuUs / 1000 : cpuMs(this.pid) - c0;
+    if (r.windowMs > 0) r.lgBusy = (100 * cpu) / r.windowMs;
     return r;
   }
 

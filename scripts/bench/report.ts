@@ -1,6 +1,6 @@
 /** Turns the rounds' figures into the table (stdout) and BENCHMARKS.md. */
 import type { Column, Measure, Results } from "./results.ts";
-import { type Plan, REPLAY_TRIES } from "./measure.ts";
+import { lgMeasure, type Plan, REPLAY_TRIES } from "./measure.ts";
 import { rawFloodN } from "./round_raw.ts";
 
 export interface Machine {
@@ -19,10 +19,18 @@ type Mur = "mur-watch" | "mur-sub";
 interface Row {
   label: string;
   measure: Measure;
+  /** The raw limit's measure for this row, when not `measure` itself. */
+  base?: Measure;
   mur: Mur;
   better: "higher" | "lower";
   digits: number;
 }
+
+/** The HTTP+JSON binding's stream endpoints whose idle connections are measured. */
+const IDLE_REST: [string, Mur][] = [
+  ["`/murmur/session:watch`", "mur-watch"],
+  ["`/tasks/{id}:subscribe`", "mur-sub"],
+];
 
 function rows(plan: Plan): Row[] {
   const out: Row[] = [];
@@ -37,13 +45,19 @@ function rows(plan: Plan): Row[] {
   const p = `K=${plan.paced.k}, ${plan.paced.rate} ev/s`;
   both(`latency p50 ms (${p})`, "p50", "lower", 2);
   both(`latency p99 ms (${p})`, "p99", "lower", 2);
-  out.push({
-    label: `RSS per idle connection KiB (${plan.idle} more beside ${plan.idle} open)`,
-    measure: "idleKiB",
-    mur: "mur-watch",
-    better: "lower",
-    digits: 1,
-  });
+  const idle =
+    `RSS per idle connection KiB (${plan.idle} more beside ${plan.idle} open, after a GC)`;
+  both(idle, "idleKiB", "lower", 1);
+  for (const [label, mur] of IDLE_REST) {
+    out.push({
+      label: `${idle} — HTTP+JSON ${label}`,
+      measure: "idleRestKiB",
+      base: "idleKiB",
+      mur,
+      better: "lower",
+      digits: 1,
+    });
+  }
   out.push({
     label: `RSS growth MiB, 1 stalled client, ${
       plan.stallN.toLocaleString("en")
@@ -96,9 +110,10 @@ export function render(res: Results, plan: Plan): Rendered {
     return ` [${i + 1}]`;
   };
   const cell = (c: Column, r: Row) => {
-    const v = res.median(c, r.measure);
-    if (!Number.isFinite(v)) return `—${ref(c, r.measure)}`;
-    const got = res.deliveredFraction(c, r.measure);
+    const m = c === "raw" ? r.base ?? r.measure : r.measure;
+    const v = res.median(c, m);
+    if (!Number.isFinite(v)) return `—${ref(c, m)}`;
+    const got = res.deliveredFraction(c, m);
     return got < 1
       ? `${fmt(v, r.digits)} (lost up to ${Math.round((1 - got) * 100)} %)`
       : fmt(v, r.digits);
@@ -124,7 +139,7 @@ export function render(res: Results, plan: Plan): Rendered {
         cell("peer-meta", r)
       } | ${cell(r.mur, r)} | ${ratio(mur, res.median("peer-msg", r.measure))} | ${
         ratio(mur, res.median("peer-meta", r.measure))
-      } | ${ratio(mur, res.median("raw", r.measure))} |`,
+      } | ${ratio(mur, res.median("raw", r.base ?? r.measure))} |`,
     );
   }
   return { table: lines.join("\n"), notes, goals: goals(res, plan) };
@@ -134,7 +149,7 @@ function goals(res: Results, plan: Plan): string[] {
   const out: string[] = [];
   const m = (c: Column, x: Measure) => res.median(c, x);
   const verdict = (ok: boolean | null) => (ok === null ? "not measured" : ok ? "met" : "not met");
-  const k = Math.max(...plan.ks);
+  const k = plan.goalK;
   const tp = `tp${k}` as Measure;
   for (const c of ["mur-sub", "mur-watch"] as Mur[]) {
     const name = c === "mur-sub" ? "SubscribeToTask" : "WatchSession";
@@ -166,11 +181,22 @@ function goals(res: Results, plan: Plan): string[] {
       }.`,
     );
   }
-  for (const c of ["mur-watch", "mur-sub"] as Mur[]) {
-    const per = plan.ks.map((k) => {
-      const q = m(c, `cpu${k}` as Measure) / m("raw", `cpu${k}` as Measure);
-      return `K=${k} ${Number.isFinite(q) ? `${q.toFixed(2)}×` : "—"}`;
+  const perK = (c: Mur, x: "tp" | "cpu") =>
+    plan.ks.map((k) => {
+      const q = m(c, `${x}${k}` as Measure) / m("raw", `${x}${k}` as Measure);
+      return `K=${k.toLocaleString("en")} ${Number.isFinite(q) ? `${q.toFixed(2)}×` : "—"}`;
     });
+  for (const c of ["mur-watch", "mur-sub"] as Mur[]) {
+    out.push(
+      `Throughput, mur over the raw limit (${
+        c === "mur-sub" ? "SubscribeToTask" : "WatchSession"
+      }; a ratio near 1 where the load generator is near 100 % busy says the client is the ceiling): ${
+        perK(c, "tp").join(", ")
+      }.`,
+    );
+  }
+  for (const c of ["mur-watch", "mur-sub"] as Mur[]) {
+    const per = perK(c, "cpu");
     out.push(
       `Server CPU per delivered event, mur over the raw limit (${
         c === "mur-sub" ? "SubscribeToTask" : "WatchSession"
@@ -179,15 +205,23 @@ function goals(res: Results, plan: Plan): string[] {
       }.`,
     );
   }
-  const idle = m("mur-watch", "idleKiB");
   const idleRaw = m("raw", "idleKiB");
+  const idles = [
+    ...(["mur-watch", "mur-sub"] as Mur[]).map((c) =>
+      [c === "mur-sub" ? "SubscribeToTask" : "WatchSession", m(c, "idleKiB")] as const
+    ),
+    ...IDLE_REST.map(([label, c]) => [`HTTP+JSON ${label}`, m(c, "idleRestKiB")] as const),
+  ];
+  const within = idles.map(([, v]) => v / idleRaw);
   out.push(
-    `Memory per idle connection: ${fmt(idle, 1)} KiB (raw Deno.serve ${
-      fmt(idleRaw, 1)
-    } KiB, ratio ${ratio(idle, idleRaw)}); goal < 64 KiB — ${
-      verdict(Number.isFinite(idle) ? idle < 64 : null)
-    }; within 10 % of raw — ${
-      verdict(Number.isFinite(idle / idleRaw) ? idle / idleRaw <= 1.1 : null)
+    `Memory per idle connection (raw Deno.serve ${fmt(idleRaw, 1)} KiB): ${
+      idles.map(([name, v]) => `${name} ${fmt(v, 1)} KiB (${ratio(v, idleRaw)})`).join(", ")
+    }; goal < 64 KiB — ${
+      verdict(
+        idles.every(([, v]) => Number.isFinite(v)) ? idles.every(([, v]) => v < 64) : null,
+      )
+    }; within 10 % of raw for every endpoint — ${
+      verdict(within.every(Number.isFinite) ? within.every((q) => q <= 1.1) : null)
     }.`,
   );
   const stall = m("mur-watch", "stallMiB");
@@ -215,14 +249,17 @@ function goals(res: Results, plan: Plan): string[] {
     }.`,
   );
   out.push(`Cold start: ${fmt(m("mur-watch", "coldMs"), 0)} ms from spawn to the readiness line.`);
-  const lgRaw = m("raw", "lg100"), lgMur = m("mur-watch", "lg100"), lgSub = m("mur-sub", "lg100");
-  if (Number.isFinite(lgRaw) && Number.isFinite(lgMur)) {
+  for (const lk of plan.ks) {
+    const lm = lgMeasure(lk);
+    if (!lm) continue;
+    const lgRaw = m("raw", lm), lgMur = m("mur-watch", lm), lgSub = m("mur-sub", lm);
+    if (!Number.isFinite(lgRaw) || !Number.isFinite(lgMur)) continue;
     out.push(
       `The load generator's core was busy about ${fmt(lgRaw, 0)} % of a K=${
-        Math.max(...plan.ks)
+        lk.toLocaleString("en")
       } flood's window against the raw limit and ${fmt(lgMur, 0)} % / ${
         fmt(lgSub, 0)
-      } % against mur (WatchSession / SubscribeToTask; "lg100" below, 10 ms clock ticks). Near 100 %, the client is the ceiling: a ratio to raw near 1 there says mur writes as fast as this client reads, not that the two servers cost the same.`,
+      } % against mur (WatchSession / SubscribeToTask; "${lm}" below: its on-CPU time from every client armed to every client done, over the window). Near 100 %, the client is the ceiling: a ratio to raw near 1 there says mur writes as fast as this client reads, not that the two servers cost the same.`,
     );
   }
   return out;
@@ -247,9 +284,7 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
 - Command: \`deno task bench\` — ${rounds} round(s) of ${plan.rounds} planned, median per cell, a fresh server per round; ${
     elapsedS.toFixed(0)
   } s in all. Each server first streams one unmeasured stream to one client, and before its
-  throughput runs one unmeasured flood to ${
-    Math.max(...plan.ks)
-  } clients, so that no figure is of code running cold.
+  throughput runs one unmeasured flood to ${plan.goalK} clients, so that no figure is of code running cold.
 - Machine: ${machine.nproc} cores (${machine.cpu}); deno ${machine.deno}; node ${machine.node}; ${machine.date}.
 - Pinning: ${
     machine.pinned
@@ -274,23 +309,35 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   \`SubscribeToTask\` with the stream extension activated (a plain subscription carries no text frames).
 - Events per flood: ${
     Object.entries(plan.floodN).map(([k, n]) => `K=${k}: ${n}`).join(", ")
-  } (SDK with messages: ${plan.peerMsgN}; the raw limit streams ${
+  } (SDK with messages: ${plan.peerMsgN}; the SDK at K=1,000: ${plan.peerWideN}; the raw limit streams ${
     plan.ks.map((k) => `${rawFloodN(plan, k)}`).join(" / ")
   } so that its window is not over in a few milliseconds — its cost per event does not depend on N).
 - Load generator (scripts/bench/loadgen.ts): its own process, raw TCP (\`Deno.connect\`), writes the HTTP request itself,
   decodes chunked encoding and SSE lines itself (a \`fetch\` client saturates near 65k events/s). Throughput is every
   event counted on every client over the window from the first counted receipt to the last. Latency is receipt time
   minus the event's own status \`timestamp\` (milliseconds, so each figure reads up to 1 ms high), on a paced run where
-  every server keeps up. Memory: RSS (/proc) of the server process; per idle connection, the growth from ${plan.idle}
+  every server keeps up. Memory: RSS (/proc) of the server process. Per idle connection: in a server process of
+  its own started with its inspector (\`--inspect\`), after the same warm-up stream, the growth from ${plan.idle}
   to ${
     2 * plan.idle
-  } open idle streams over ${plan.idle} (the first ${plan.idle} also pay one-time costs that swing from one
-  fresh process to the next); under a stalled reader, the peak sampled every 20 ms during the run over the RSS before it,
-  after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
+  } open idle streams over ${plan.idle}, each RSS reading after a full garbage collection (the first ${plan.idle}
+  also pay one-time costs, and take up memory the process freed since it started: at 100, mur's figure swung 50–95
+  KiB from one process to the next). mur's four stream endpoints — WatchSession and SubscribeToTask on JSON-RPC and on
+  the HTTP+JSON binding, the task ones following a task that waits until it is canceled — are measured in one pass: a
+  first ${plan.idle} of each, then ${plan.idle} more of each in turn, nothing closed in between (a batch opened after
+  another was closed reuses the memory that one freed). Under a stalled reader: the peak sampled every 20 ms during
+  the run over the RSS before it, after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
   working size on its first large flood whether or not a reader stalls: that is not the reader's cost).
   Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
-  nanoseconds) over a whole throughput flood, over every event every client counted — the raw limit writes
-  pre-built bytes, so this is what the runtime costs for the same bytes, and no client ceiling hides it.
+  nanoseconds, read by the load generator) from every client armed to every client done, over every event every
+  client counted — accepting the K connections and answering their requests is a cost per connection and stays
+  outside, as it does outside the throughput window. The raw limit writes pre-built bytes, so this is what the
+  runtime costs for the same bytes, and no client ceiling hides it.
+  At K=${
+    Math.max(...plan.ks).toLocaleString("en")
+  } the one load-generator process holds every connection (its core's busy share is "lg${
+    Math.max(...plan.ks)
+  }" below): there its throughput is the client's ceiling and the CPU rows are the comparison.
   Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round. Cold
   start: spawn to the readiness line (raw and SDK: their own one-line readiness print on listen).
 
@@ -321,11 +368,12 @@ function perRound(res: Results, plan: Plan): string {
     "p50",
     "p99",
     "idleKiB",
+    "idleRestKiB",
     "stallSmallMiB",
     "stallMiB",
     "replayMs",
     "coldMs",
-    "lg100",
+    ...plan.ks.map(lgMeasure).filter((x) => x !== undefined),
     ...plan.ks.map((k) => `cpu${k}` as Measure),
   ];
   const lines = [
@@ -335,7 +383,7 @@ function perRound(res: Results, plan: Plan): string {
   for (const m of measures) {
     const digits = m.startsWith("tp") || m === "coldMs"
       ? 0
-      : m === "idleKiB" || m.startsWith("stall")
+      : m.startsWith("idle") || m.startsWith("stall")
       ? 1
       : 2;
     lines.push(

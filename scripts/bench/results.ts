@@ -7,9 +7,12 @@ export type Measure =
   | "tp1"
   | "tp10"
   | "tp100"
+  | "tp1000"
   | "p50"
   | "p99"
   | "idleKiB"
+  /** The same endpoint's stream on the HTTP+JSON binding (REST), per idle connection. */
+  | "idleRestKiB"
   | "stallMiB"
   | "stallSmallMiB"
   | "replayMs"
@@ -18,8 +21,10 @@ export type Measure =
   | "cpu1"
   | "cpu10"
   | "cpu100"
-  /** The load generator's CPU time during a K=100 flood, % of its window (is it the ceiling?). */
-  | "lg100";
+  | "cpu1000"
+  /** The load generator's CPU time during a K=100 / 1,000 flood, % of its window (the ceiling?). */
+  | "lg100"
+  | "lg1000";
 
 export class Results {
   #values = new Map<string, number[]>();

@@ -9,17 +9,19 @@
  * note on the cells it was for, never a failed bench.
  */
 import {
+  addLg,
   attempt,
   checkRun,
   COMPLETED,
   type Ctx,
-  idleKiB,
+  idleKiBEach,
   REPLAY_TRIES,
   stallMiB,
   withCpu,
 } from "./measure.ts";
 import { median } from "./stats.ts";
 import { kill, SpawnError, spawnReady } from "./procs.ts";
+import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
 import type { RequestSpec, RunResult, TriggerSpec } from "./loadgen.ts";
 import type { Column, Measure } from "./results.ts";
 import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
@@ -29,13 +31,22 @@ const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 const TEXT_FRAME = '"frame":"text"';
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
-/** Gate before a SubscribeToTask task's first frame: long enough to attach k clients. */
-export const gateMs = (k: number) => 400 + 6 * k;
+/**
+ * Gate before a SubscribeToTask task's first frame: long enough to attach k clients (1,000
+ * arm in about a second on this machine; beyond 100 the margin per client is smaller).
+ */
+export const gateMs = (k: number) => 400 + 6 * Math.min(k, 100) + 3 * Math.max(0, k - 100);
+
+/**
+ * The task idle SubscribeToTask connections follow: it waits in its gate (far longer than the
+ * measure) until CancelTask ends it.
+ */
+export const IDLE_TASK: MurTaskKind = { mode: "sub", n: 1, rate: 0, gateMs: 600_000 };
 
 /** Every task kind a round sends, so one script serves all rounds. */
 export function murKinds(ctx: Ctx): MurTaskKind[] {
   const { plan } = ctx;
-  const kinds: MurTaskKind[] = [{ mode: "watch", n: 1000, rate: 0, gateMs: 0 }];
+  const kinds: MurTaskKind[] = [{ mode: "watch", n: 1000, rate: 0, gateMs: 0 }, IDLE_TASK];
   for (const k of plan.ks) {
     kinds.push({ mode: "watch", n: plan.floodN[k], rate: 0, gateMs: 0 });
     kinds.push({ mode: "sub", n: plan.floodN[k], rate: 0, gateMs: gateMs(k) });
@@ -67,9 +78,11 @@ const ALL: Measure[] = [
   "tp1",
   "tp10",
   "tp100",
+  "tp1000",
   "p50",
   "p99",
   "idleKiB",
+  "idleRestKiB",
   "stallMiB",
   "replayMs",
   "coldMs",
@@ -79,32 +92,121 @@ function firstLine(s: string): string {
   return s.split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? "";
 }
 
-export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<void> {
-  const { lg, res, plan } = ctx;
+/** `mur run --json` of the bench capsule on core 0; `inspect` also opens its inspector. */
+async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
   const manifest = await writeCapsule(dir, murKinds(ctx));
   const home = `${dir}/home`;
   await Deno.mkdir(home, { recursive: true });
+  return await spawnReady({
+    name: "mur run",
+    cmd: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      ...(inspect ? [INSPECT_FLAG] : []),
+      MAIN,
+      "run",
+      "--manifest",
+      manifest,
+      "--json",
+      "--workdir",
+      `${dir}/wd-${tag}`,
+    ],
+    // A 1 s heartbeat: a lagged task stream learns its task ended at the next heartbeat.
+    env: { MURMUR_HOME: home, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+}
+
+/** How the bench speaks to one running mur (docs/protocol.md), as load-generator jobs. */
+function murClient(url: string, tag: string) {
+  const host = "127.0.0.1";
+  const port = Number(url.split(":").pop());
+  let seq = 0;
+  let lastId = 0;
+  const sendBody = (text: string) =>
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: ++seq,
+      method: "SendMessage",
+      params: {
+        message: { messageId: `bench-${tag}-${seq}`, role: "ROLE_USER", parts: [{ text }] },
+        configuration: { returnImmediately: true },
+      },
+    });
+  const sendTrigger = (kind: MurTaskKind): TriggerSpec => ({
+    url: `http://${host}:${port}/`,
+    headers: HEADERS,
+    body: sendBody(taskText(kind)),
+  });
+  const newTask = async (kind: MurTaskKind): Promise<string> => {
+    const r = await fetch(`http://${host}:${port}/`, {
+      method: "POST",
+      headers: HEADERS,
+      body: sendBody(taskText(kind)),
+    });
+    const text = await r.text();
+    let id: unknown;
+    try {
+      id = JSON.parse(text)?.result?.task?.id;
+    } catch { /* not JSON */ }
+    if (typeof id !== "string") {
+      throw new Error(`SendMessage answered HTTP ${r.status}: ${text.slice(0, 200)}`);
+    }
+    return id;
+  };
+  const cancelTask = async (id: string): Promise<void> => {
+    const r = await fetch(`http://${host}:${port}/`, {
+      method: "POST",
+      headers: HEADERS,
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++seq, method: "CancelTask", params: { id } }),
+    });
+    const text = await r.text();
+    if (!text.includes('"result"')) {
+      throw new Error(`CancelTask answered HTTP ${r.status}: ${text.slice(0, 200)}`);
+    }
+  };
+  // Last-Event-ID: the newest id seen, so a WatchSession replays nothing already measured.
+  const watch = (): RequestSpec => ({
+    path: "/",
+    headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": String(lastId) },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "murmur.WatchSession", params: {} }),
+  });
+  const subscribe = (id: string): RequestSpec => ({
+    path: "/",
+    headers: { ...HEADERS, "Accept": "text/event-stream", "A2A-Extensions": STREAM_URI },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SubscribeToTask", params: { id } }),
+  });
+  const base = {
+    host,
+    port,
+    preamble: 1,
+    startMarker: TEXT_FRAME,
+    endMarker: COMPLETED,
+    idleMs: 3_000,
+    timeoutMs: 60_000,
+  };
+  const seen = (id: number) => (lastId = Math.max(lastId, id));
+  return {
+    host,
+    port,
+    base,
+    sendTrigger,
+    newTask,
+    cancelTask,
+    watch,
+    subscribe,
+    seen,
+    lastId: () => lastId,
+  };
+}
+
+export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<void> {
+  const { lg, res, plan } = ctx;
   let s;
   try {
-    s = await spawnReady({
-      name: "mur run",
-      cmd: [
-        Deno.execPath(),
-        "run",
-        "-A",
-        MAIN,
-        "run",
-        "--manifest",
-        manifest,
-        "--json",
-        "--workdir",
-        `${dir}/wd-${round}`,
-      ],
-      // A 1 s heartbeat: a lagged task stream learns its task ended at the next heartbeat.
-      env: { MURMUR_HOME: home, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
-      core: 0,
-      readyTimeoutMs: 30_000,
-    });
+    s = await startMur(ctx, dir, String(round));
   } catch (e) {
     const why = e instanceof SpawnError && e.stderr
       ? `${e.message}: ${firstLine(e.stderr)}`
@@ -118,62 +220,10 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
   try {
     res.add("mur-watch", "coldMs", s.startMs);
     res.add("mur-sub", "coldMs", s.startMs);
-    const host = "127.0.0.1";
-    const port = Number(String(s.ready.url).split(":").pop());
-    let seq = 0;
-    let lastId = 0;
-    const sendBody = (text: string) =>
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: ++seq,
-        method: "SendMessage",
-        params: {
-          message: { messageId: `bench-${round}-${seq}`, role: "ROLE_USER", parts: [{ text }] },
-          configuration: { returnImmediately: true },
-        },
-      });
-    const sendTrigger = (kind: MurTaskKind): TriggerSpec => ({
-      url: `http://${host}:${port}/`,
-      headers: HEADERS,
-      body: sendBody(taskText(kind)),
-    });
-    const newTask = async (kind: MurTaskKind): Promise<string> => {
-      const r = await fetch(`http://${host}:${port}/`, {
-        method: "POST",
-        headers: HEADERS,
-        body: sendBody(taskText(kind)),
-      });
-      const text = await r.text();
-      let id: unknown;
-      try {
-        id = JSON.parse(text)?.result?.task?.id;
-      } catch { /* not JSON */ }
-      if (typeof id !== "string") {
-        throw new Error(`SendMessage answered HTTP ${r.status}: ${text.slice(0, 200)}`);
-      }
-      return id;
-    };
-    // Last-Event-ID: the newest id seen, so a WatchSession replays nothing already measured.
-    const watch = (): RequestSpec => ({
-      path: "/",
-      headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": String(lastId) },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "murmur.WatchSession", params: {} }),
-    });
-    const subscribe = (id: string): RequestSpec => ({
-      path: "/",
-      headers: { ...HEADERS, "Accept": "text/event-stream", "A2A-Extensions": STREAM_URI },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "SubscribeToTask", params: { id } }),
-    });
-    const base = {
-      host,
-      port,
-      preamble: 1,
-      startMarker: TEXT_FRAME,
-      endMarker: COMPLETED,
-      idleMs: 3_000,
-      timeoutMs: 60_000,
-    };
-    const seen = (id: number) => (lastId = Math.max(lastId, id));
+    const { host, port, base, sendTrigger, newTask, watch, subscribe, seen, lastId } = murClient(
+      String(s.ready.url),
+      String(round),
+    );
 
     const warmed = await attempt(ctx, [["mur-watch", "tp1"]], async () => {
       const r = checkRun(
@@ -194,24 +244,13 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       return;
     }
 
-    await attempt(ctx, [["mur-watch", "idleKiB"]], async () => {
-      res.add(
-        "mur-watch",
-        "idleKiB",
-        await idleKiB(ctx, s.pid, { ...base, k: plan.idle, request: watch() }),
-      );
-    });
-    res.note("mur-sub", "idleKiB", "measured on WatchSession (left column)");
-
-    // Then a flood at the largest K, as every server gets (a fresh process's first K=100 flood
-    // runs its code cold: measured at a third of its fourth) — after the idle measure, whose
-    // connections would otherwise reuse the memory the flood's connections left behind.
+    // Then a flood at the goals' K, as every server gets (a fresh process's first K=100 flood
+    // runs its code cold: measured at a third of its fourth).
     {
-      const kMax = Math.max(...plan.ks);
-      const n = plan.floodN[kMax];
+      const n = plan.floodN[plan.goalK];
       const r = await lg.run({
         ...base,
-        k: kMax,
+        k: plan.goalK,
         request: watch(),
         trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
       });
@@ -232,15 +271,13 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
             "mur-watch",
             k,
             s.pid,
-            () => lg.run({ ...base, k, request: watch(), trigger: sendTrigger(kind) }),
+            (cpu) => lg.run({ ...base, ...cpu, k, request: watch(), trigger: sendTrigger(kind) }),
           ),
           n,
         );
         seen(r.maxId);
         res.add("mur-watch", m, r.rate);
-        if (k === Math.max(...plan.ks) && Number.isFinite(r.lgBusy)) {
-          res.add("mur-watch", "lg100", r.lgBusy!);
-        }
+        addLg(ctx, "mur-watch", k, r);
       });
       await attempt(ctx, [["mur-sub", m]], async () => {
         const id = await newTask({ mode: "sub", n, rate: 0, gateMs: gateMs(k) });
@@ -253,22 +290,20 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
             "mur-sub",
             k,
             s.pid,
-            () => lg.run({ ...base, k, request: subscribe(id) }),
+            (cpu) => lg.run({ ...base, ...cpu, k, request: subscribe(id) }),
           ),
           n,
         );
         seen(r.maxId);
         res.add("mur-sub", m, r.rate);
-        if (k === Math.max(...plan.ks) && Number.isFinite(r.lgBusy)) {
-          res.add("mur-sub", "lg100", r.lgBusy!);
-        }
+        addLg(ctx, "mur-sub", k, r);
       });
     }
 
     await attempt(ctx, [["mur-watch", "replayMs"]], async () => {
       // The newest 512 numbered events are in the replay buffer: ask for exactly those.
-      const from = lastId - plan.replay;
-      if (from < 0) throw new Error(`only ${lastId} events written, fewer than ${plan.replay}`);
+      const from = lastId() - plan.replay;
+      if (from < 0) throw new Error(`only ${lastId()} events written, fewer than ${plan.replay}`);
       const times: number[] = [];
       // The first replay on a fresh process also pays for compiling its code path: take the
       // median of a few, as a client reconnecting to a running server sees it.
@@ -351,4 +386,65 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
   } finally {
     kill(s.pid);
   }
+  await murIdle(ctx, dir, round);
+}
+
+/**
+ * Idle memory of every mur stream endpoint — WatchSession and SubscribeToTask on JSON-RPC and on
+ * the HTTP+JSON binding — in a `mur run` of its own, started with its inspector so that each RSS
+ * reading follows a full garbage collection (measure.ts `idleKiBEach`). The task streams follow
+ * a task waiting in its gate until it is canceled.
+ */
+export async function murIdle(ctx: Ctx, dir: string, round: number): Promise<void> {
+  const { res, plan } = ctx;
+  const cells: [Column, Measure][] = [
+    ["mur-watch", "idleKiB"],
+    ["mur-sub", "idleKiB"],
+    ["mur-watch", "idleRestKiB"],
+    ["mur-sub", "idleRestKiB"],
+  ];
+  await attempt(ctx, cells, async () => {
+    const s = await startMur(ctx, dir, `idle-${round}`, true);
+    let gc: Inspector | undefined;
+    try {
+      gc = await inspectorOf(s);
+      const mur = murClient(String(s.ready.url), `idle-${round}`);
+      const { base, watch, subscribe } = mur;
+      // The same warm-up stream the main round's process gets before anything is measured.
+      const warm = checkRun(
+        await ctx.lg.run({
+          ...base,
+          k: 1,
+          request: watch(),
+          trigger: mur.sendTrigger({ mode: "watch", n: 1000, rate: 0, gateMs: 0 }),
+        }),
+      );
+      mur.seen(warm.maxId);
+      const id = await mur.newTask(IDLE_TASK);
+      try {
+        // The JSON-RPC request's headers (a watch's Last-Event-ID: no replay), a bare body.
+        const rest = (path: string, like: RequestSpec): RequestSpec => ({
+          path,
+          headers: { ...like.headers, "A2A-Extensions": STREAM_URI },
+          body: "{}",
+        });
+        const kib = await idleKiBEach(ctx, s.pid, [
+          { ...base, k: plan.idle, request: watch() },
+          { ...base, k: plan.idle, request: subscribe(id) },
+          { ...base, k: plan.idle, request: rest("/murmur/session:watch", watch()) },
+          {
+            ...base,
+            k: plan.idle,
+            request: rest(`/tasks/${encodeURIComponent(id)}:subscribe`, subscribe(id)),
+          },
+        ], gc);
+        cells.forEach(([c, m], i) => res.add(c, m, kib[i]));
+      } finally {
+        await mur.cancelTask(id);
+      }
+    } finally {
+      gc?.close();
+      kill(s.pid);
+    }
+  });
 }

@@ -142,3 +142,54 @@ Deno.test("load generator counts every event the raw server writes", async () =>
     await raw.child.status;
   }
 });
+
+Deno.test("load generator: 1,000 connections to one server, server CPU read from armed to done", async () => {
+  const raw = await spawnReady({
+    name: "raw",
+    cmd: [
+      Deno.execPath(),
+      "run",
+      "-A",
+      new URL("../../scripts/bench/raw_server.ts", import.meta.url).pathname,
+      "0",
+      "20",
+    ],
+    readyTimeoutMs: 30_000,
+  });
+  let lg: Loadgen | null = null;
+  try {
+    lg = await Loadgen.start();
+    const port = Number(String(raw.ready.url).split(":")[1]);
+    const host = "127.0.0.1";
+    const job = {
+      host,
+      port,
+      k: 1000,
+      request: { path: "/", headers: { "Content-Type": "application/json" }, body: "{}" },
+      preamble: 0,
+      endMarker: "TASK_STATE_COMPLETED",
+      trigger: { url: `http://${host}:${port}/start`, body: JSON.stringify({ n: 20, rate: 0 }) },
+      timeoutMs: 60_000,
+    };
+    const r = await lg.run({ ...job, cpuPid: raw.pid });
+    assert.equal(r.ok, true, r.error);
+    // Every one of the 1,000 connections got all 20 frames and the end: the one process holds
+    // them all (no descriptor limit, no refused connect).
+    assert.equal(r.clients, 1000);
+    assert.equal(r.minPerClient, 21);
+    assert.equal(r.events, 1000 * 21);
+    // The server's on-CPU time and the load generator's own, both read over the run.
+    assert.ok(r.serverCpuUs !== undefined && r.serverCpuUs > 0, String(r.serverCpuUs));
+    assert.ok(r.lgCpuUs !== undefined && r.lgCpuUs > 0, String(r.lgCpuUs));
+    assert.ok(Number.isFinite(r.lgBusy), String(r.lgBusy));
+
+    // Without a pid, no server figure is made up.
+    const plain = await lg.run({ ...job, k: 2 });
+    assert.equal(plain.ok, true, plain.error);
+    assert.equal(plain.serverCpuUs, undefined);
+  } finally {
+    await lg?.stop();
+    kill(raw.pid);
+    await raw.child.status;
+  }
+});
