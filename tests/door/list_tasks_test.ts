@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { assertRpcError, call, capsule, list, message, submit, waitTask } from "./helpers.ts";
+import { until } from "../helpers/until.ts";
 
 const script = {
   tasks: [
@@ -46,7 +47,14 @@ Deno.test("ListTasks: filters, newest first, cursor pages, totalSize, includeArt
       const a = await call(cap.base, "SendMessage", message(text, { contextId: ctx }));
       assert.equal(a.json.result.task.status.state, "TASK_STATE_COMPLETED");
       done.push(a.json.result.task.id);
-      await new Promise((r) => setTimeout(r, 5)); // distinct status timestamps
+      // Distinct status timestamps (ms resolution): wait until the clock has passed this one.
+      const stamp = Date.parse(a.json.result.task.status.timestamp);
+      await until(
+        "the clock passes the last status timestamp",
+        () => Date.now() > stamp ? true : undefined,
+        5000,
+        1,
+      );
     }
     const slow = await submit(cap.base, "slow one", { extra: { contextId: "ctx-b" } });
     await waitTask(cap.base, slow.id, (t) => t.status.state === "TASK_STATE_WORKING");

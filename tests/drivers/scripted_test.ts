@@ -286,22 +286,39 @@ Deno.test("a cancelled turn counts as played: the next call plays the next turn"
 // ---- delays and repeats
 
 Deno.test("delay_ms is waited before its step: parts arrive while the turn runs", async () => {
+  // The sleep is held open by the test: "late" must not come out before the test lets the
+  // 150 ms pass, and "early" must already be out when the sleep starts.
+  const slept: number[] = [];
+  const gate = Promise.withResolvers<void>();
+  const sleepStarted = Promise.withResolvers<void>();
   const d = createScriptedDriver({
     tasks: [{ turns: [{ steps: [{ text: "early" }, { text: "late", delay_ms: 150 }] }] }],
+  }, {
+    sleep: (ms) => {
+      slept.push(ms);
+      sleepStarted.resolve();
+      return gate.promise;
+    },
   });
-  const start = performance.now();
-  const at: Record<string, number> = {};
-  await bounded(
-    collect(d.turn(request(task("x")), never), (p) => {
-      if (p.type === "text-delta") at[p.text] = performance.now() - start;
-    }),
-    5000,
-    "delayed turn",
-  );
-  // "early" was in the consumer's hands before the delay began (the driver sleeps only once the
-  // next part is asked for), and a timer never fires early: lower bounds only, which no load
-  // can break.
-  assert.ok(at.late - at.early >= 149, `early at ${at.early} ms, late at ${at.late} ms`);
+  const it = d.turn(request(task("x")), never)[Symbol.asyncIterator]();
+  const first = await it.next();
+  assert.deepEqual(first.value, { type: "text-delta", text: "early" });
+  assert.deepEqual(slept, [], "no sleep before the first part was handed over");
+  let lateOut = false;
+  const second = it.next().then((r) => {
+    lateOut = true;
+    return r;
+  });
+  await bounded(sleepStarted.promise, 5000, "the delay's sleep");
+  assert.deepEqual(slept, [150]);
+  // The driver is parked on the test's gate: nothing else can resolve `second` meanwhile.
+  await Promise.resolve();
+  assert.equal(lateOut, false, "late came out before its delay ended");
+  gate.resolve();
+  assert.deepEqual((await bounded(second, 5000, "the late part")).value, {
+    type: "text-delta",
+    text: "late",
+  });
 });
 
 Deno.test("delay_ms alone is a pause step; repeat repeats the delay with each repetition", async () => {
@@ -706,14 +723,12 @@ Deno.test("parseScript accepts every key of the format", () => {
 
 Deno.test("docs/scripted.md example: weather task thinks, talks, waits, calls a tool, then answers", async () => {
   const script = await loadScript(`${FIXTURES}contract_example.yaml`);
-  const d = createScriptedDriver(script);
+  // One log of the parts and the sleeps, in the order they happened.
+  const log: string[] = [];
+  const d = createScriptedDriver(script, { sleep: recordingSleep(log) });
   const t = task("What is the weather in Paris?", { messageId: "msg-1" });
-  const start = performance.now();
-  let toolStartAt = 0;
   const one = await bounded(
-    collect(d.turn(request(t), never), (p) => {
-      if (p.type === "tool-input-start") toolStartAt = performance.now() - start;
-    }),
+    collect(d.turn(request(t), never), (p) => log.push(p.type)),
     5000,
     "weather turn",
   );
@@ -733,7 +748,13 @@ Deno.test("docs/scripted.md example: weather task thinks, talks, waits, calls a 
   assert.equal(one[8].type, "usage");
   assert.deepEqual(one[9], { type: "finish", stopReason: "tool_use", maxTokensCut: false });
   assert.equal(one.length, 10);
-  assert.ok(toolStartAt >= 45, `the 50 ms delay was not waited (${toolStartAt} ms)`);
+  // The 50 ms delay is waited after the text and before the tool call starts.
+  assert.deepEqual(log.slice(0, 4), [
+    "reasoning-delta",
+    "text-delta",
+    "sleep 50",
+    "tool-input-start",
+  ]);
 
   const two = await collect(d.turn(request(t, 2), never));
   assert.deepEqual(texts(two), ["It is sunny in Paris."]);

@@ -52,8 +52,10 @@ Deno.test("tool-call-progress: at most one per call per 250 ms plus the final si
       assert(i > started && i < artifact, "between started and artifact");
       assertEquals(p.f!.toolCallId, "slow");
     }
-    // 16 pieces 90 ms apart: ~1.4 s of input, so 4–8 frames, not 16.
-    assert(prog.length >= 4 && prog.length <= 8, `${prog.length} progress frames`);
+    // 16 pieces 90 ms apart: at least one frame before the final one. How many depends on how
+    // long the input really took (a loaded machine stretches the delays), so the count is not
+    // asserted: the spacing below is what the rule says, read from the frames' own timestamps.
+    assert(prog.length >= 2, `${prog.length} progress frames`);
     const bytes = prog.map((p) => p.f!.inputBytes as number);
     for (let i = 1; i < bytes.length; i++) assert(bytes[i] > bytes[i - 1]);
     assertEquals(bytes[bytes.length - 1], new TextEncoder().encode(JSON.stringify(input)).length);
