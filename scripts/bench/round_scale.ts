@@ -481,7 +481,9 @@ function memoryRows(ctx: ScaleCtx, run: SessionRun, n: number, inf: number[]): v
       n.toLocaleString("en")
     } turns (peak ${mib(peak)} MiB; ${
       ((last - first) / 1024 / n).toFixed(1)
-    } KiB per turn). RSS is what V8 holds between major collections, not what is live` +
+    } KiB per turn; the first sample already holds the heap V8 grew to while the scripted ` +
+      `driver read the ${n.toLocaleString("en")}-turn script with the yaml package). RSS is ` +
+      `what V8 holds between major collections, not what is live` +
       (Number.isFinite(heap.kib)
         ? `: over the turns after the first tenth, the ${heap.collections} major collections ` +
           `left ${heap.fromMiB.toFixed(1)} → ${heap.toMiB.toFixed(1)} MiB live (${
