@@ -493,7 +493,8 @@ function memoryRows(ctx: ScaleCtx, run: SessionRun, n: number, inf: number[]): v
       `; the conversation, which the session keeps whole for the next model call until a ` +
       `compaction hook replaces it, grew ${perTurn.toFixed(1)} KiB per turn. What else a turn ` +
       `leaves is bounded: the replay ring holds the last 512 events (src/events/log.ts ` +
-      `REPLAY_CAPACITY).`,
+      `REPLAY_CAPACITY), each turn's ~8 KiB tool-output artifact among them, so it is full ` +
+      `after at most 512 turns and weighs a few MiB from then on.`,
   );
 }
 
