@@ -2,7 +2,7 @@
  * `deno task bench`: mur's event stream against the @a2a-js/sdk 1.3.0 server and a raw
  * Deno.serve limit, measured in one run on one machine, written to BENCHMARKS.md.
  *
- *   deno task bench            3 rounds, then the scale, page, push and edge rows (about 8
+ *   deno task bench            3 rounds, then the scale, page, push and edge rows (6–8
  *                              minutes on this 2-core machine)
  *   deno task bench --quick    1 short round, for trying the script itself
  *   deno task bench --out F    write the report to F instead of BENCHMARKS.md
