@@ -135,14 +135,14 @@ export async function attempt(
  * showed to swing the figure 4× from one fresh process to the next; the marginal cost does not. Nothing is closed before
  * the end: a batch measured after another was released would reuse the memory that one freed
  * and read as almost free. With `gc` (the server's inspector), every RSS reading follows a full
- * collection, and the JS heap's growth per connection is logged beside it.
+ * collection, and the JS heap's growth per connection is read beside it.
  */
 export async function idleKiBEach(
   ctx: Ctx,
   pid: number,
   jobs: StreamJob[],
   gc?: Inspector,
-): Promise<number[]> {
+): Promise<IdleKiB[]> {
   const hold = async (job: StreamJob) => {
     const r = await ctx.lg.hold(job);
     if (!r.ok) throw new Error(r.error ?? "hold failed");
@@ -154,20 +154,22 @@ export async function idleKiBEach(
   try {
     for (const job of jobs) await hold(job);
     await sleep(400);
-    const out: number[] = [];
+    const out: IdleKiB[] = [];
     let before = await read();
     for (const job of jobs) {
       await hold(job);
       await sleep(400);
       const after = await read();
-      out.push((after.rss - before.rss) / job.k / 1024);
-      if (gc) {
-        ctx.log(
-          `  idle ${job.request.path}: RSS ${out[out.length - 1].toFixed(1)} KiB, JS heap ${
-            ((after.heap - before.heap) / job.k / 1024).toFixed(1)
-          } KiB per connection`,
-        );
-      }
+      const kib = {
+        rss: (after.rss - before.rss) / job.k / 1024,
+        heap: (after.heap - before.heap) / job.k / 1024,
+      };
+      out.push(kib);
+      ctx.log(
+        `  idle ${job.request.path}: RSS ${kib.rss.toFixed(1)} KiB, JS heap ${
+          kib.heap.toFixed(1)
+        } KiB per connection`,
+      );
       before = after;
     }
     return out;
@@ -175,6 +177,12 @@ export async function idleKiBEach(
     await ctx.lg.release();
     await sleep(200);
   }
+}
+
+/** One endpoint's idle cost per connection, KiB: RSS, and the JS heap (NaN without `gc`). */
+export interface IdleKiB {
+  rss: number;
+  heap: number;
 }
 
 /**

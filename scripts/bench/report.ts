@@ -213,6 +213,12 @@ function goals(res: Results, plan: Plan): string[] {
     ...IDLE_REST.map(([label, c]) => [`HTTP+JSON ${label}`, m(c, "idleRestKiB")] as const),
   ];
   const within = idles.map(([, v]) => v / idleRaw);
+  const heaps = [
+    ["raw Deno.serve", m("raw", "idleHeapKiB")],
+    ["WatchSession", m("mur-watch", "idleHeapKiB")],
+    ["SubscribeToTask", m("mur-sub", "idleHeapKiB")],
+    ...IDLE_REST.map(([label, c]) => [`HTTP+JSON ${label}`, m(c, "idleRestHeapKiB")] as const),
+  ] as const;
   out.push(
     `Memory per idle connection (raw Deno.serve ${fmt(idleRaw, 1)} KiB): ${
       idles.map(([name, v]) => `${name} ${fmt(v, 1)} KiB (${ratio(v, idleRaw)})`).join(", ")
@@ -222,7 +228,13 @@ function goals(res: Results, plan: Plan): string[] {
       )
     }; within 10 % of raw for every endpoint — ${
       verdict(within.every(Number.isFinite) ? within.every((q) => q <= 1.1) : null)
-    }.`,
+    }.${
+      heaps.some(([, v]) => Number.isFinite(v))
+        ? ` Of that, the JS heap (what the connection's objects hold, after a full GC): ${
+          heaps.map(([name, v]) => `${name} ${fmt(v, 1)} KiB`).join(", ")
+        }; the rest is the runtime's own per connection (socket, HTTP state, buffers).`
+        : ""
+    }`,
   );
   const stall = m("mur-watch", "stallMiB");
   const small = m("mur-watch", "stallSmallMiB");
@@ -331,7 +343,8 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
   nanoseconds, read by the load generator) from every client armed to every client done, over every event every
   client counted — accepting the K connections and answering their requests is a cost per connection and stays
-  outside, as it does outside the throughput window. The raw limit writes pre-built bytes, so this is what the
+  outside, as it does outside the throughput window (a SubscribeToTask flood's span also holds the rest of its task's
+  gate, idle but for one heartbeat a second per connection). The raw limit writes pre-built bytes, so this is what the
   runtime costs for the same bytes, and no client ceiling hides it.
   At K=${
     Math.max(...plan.ks).toLocaleString("en")
@@ -369,6 +382,8 @@ function perRound(res: Results, plan: Plan): string {
     "p99",
     "idleKiB",
     "idleRestKiB",
+    "idleHeapKiB",
+    "idleRestHeapKiB",
     "stallSmallMiB",
     "stallMiB",
     "replayMs",

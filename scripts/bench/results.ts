@@ -13,6 +13,9 @@ export type Measure =
   | "idleKiB"
   /** The same endpoint's stream on the HTTP+JSON binding (REST), per idle connection. */
   | "idleRestKiB"
+  /** The JS heap's share of those (after a full GC): what the connection's objects hold. */
+  | "idleHeapKiB"
+  | "idleRestHeapKiB"
   | "stallMiB"
   | "stallSmallMiB"
   | "replayMs"

@@ -438,7 +438,10 @@ export async function murIdle(ctx: Ctx, dir: string, round: number): Promise<voi
             request: rest(`/tasks/${encodeURIComponent(id)}:subscribe`, subscribe(id)),
           },
         ], gc);
-        cells.forEach(([c, m], i) => res.add(c, m, kib[i]));
+        cells.forEach(([c, m], i) => {
+          res.add(c, m, kib[i].rss);
+          res.add(c, m === "idleKiB" ? "idleHeapKiB" : "idleRestHeapKiB", kib[i].heap);
+        });
       } finally {
         await mur.cancelTask(id);
       }

@@ -119,8 +119,10 @@ async function peerIdle(ctx: Ctx): Promise<void> {
         k: ctx.plan.idle,
         request: subscribe(id),
       }], gc);
-      ctx.res.add("peer-msg", "idleKiB", kib);
-      ctx.res.add("peer-meta", "idleKiB", kib);
+      for (const c of ["peer-msg", "peer-meta"] as Column[]) {
+        ctx.res.add(c, "idleKiB", kib.rss);
+        ctx.res.add(c, "idleHeapKiB", kib.heap);
+      }
     } finally {
       gc?.close();
       kill(s.pid);

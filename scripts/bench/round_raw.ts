@@ -72,7 +72,8 @@ async function rawIdle(ctx: Ctx): Promise<void> {
         }),
       );
       const [kib] = await idleKiBEach(ctx, s.pid, [{ ...base, k: ctx.plan.idle }], gc);
-      ctx.res.add("raw", "idleKiB", kib);
+      ctx.res.add("raw", "idleKiB", kib.rss);
+      ctx.res.add("raw", "idleHeapKiB", kib.heap);
     } finally {
       gc?.close();
       kill(s.pid);

@@ -74,6 +74,15 @@ Deno.test("bench report: idle memory per endpoint against the raw floor, judged 
   assert.ok(goal);
   // One endpoint (1.20×) over: not met for every endpoint.
   assert.match(goal, /within 10 % of raw for every endpoint — not met/);
+  // No heap figure recorded: none is claimed.
+  assert.doesNotMatch(goal, /JS heap/);
+  res.add("raw", "idleHeapKiB", 7.8);
+  res.add("mur-sub", "idleRestHeapKiB", 8.8);
+  const withHeap = render(res, plan).goals.find((g) => g.startsWith("Memory per idle connection"));
+  assert.match(
+    withHeap!,
+    /JS heap .*raw Deno\.serve 7\.8 KiB, WatchSession — KiB.*`\/tasks\/\{id\}:subscribe` 8\.8 KiB/,
+  );
   res.add("mur-sub", "idleRestKiB", 80);
   res.add("mur-sub", "idleRestKiB", 80); // median of 96, 80, 80
   const again = render(res, plan).goals.find((g) => g.startsWith("Memory per idle connection"));
