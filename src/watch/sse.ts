@@ -16,9 +16,13 @@ export interface SseComment {
   comment: string;
 }
 
-/** Yields each event as soon as its blank line arrives; ends when the body ends. */
+/**
+ * Yields each event as soon as its blank line arrives; ends when the body ends. The body is any
+ * async iterable of bytes (a fetch body, or src/http/http1_client.ts's, which loads no web
+ * streams); leaving early (capsule-closed) ends the iteration, which closes the connection.
+ */
 export async function* sseEvents(
-  body: ReadableStream<Uint8Array>,
+  body: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<SseEvent | SseComment> {
   const queue: (SseEvent | SseComment)[] = [];
   const parser = createParser({
@@ -27,16 +31,11 @@ export async function* sseEvents(
     // written (README "Streams"); `mur watch --task` reads it as "the replay is over".
     onComment: (c: string) => queue.push({ comment: c }),
   });
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  try {
-    while (true) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      parser.feed(value);
-      while (queue.length) yield queue.shift()!;
-    }
-  } finally {
-    // An early return (capsule-closed) must not leave the connection open.
-    await reader.cancel().catch(() => {});
+  const dec = new TextDecoder();
+  for await (const bytes of body) {
+    parser.feed(dec.decode(bytes, { stream: true }));
+    while (queue.length) yield queue.shift()!;
   }
+  parser.feed(dec.decode());
+  while (queue.length) yield queue.shift()!;
 }

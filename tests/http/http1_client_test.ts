@@ -119,14 +119,14 @@ Deno.test("http1: a chunked stream is read while it is written, then ends", asyn
   }, async (base) => {
     const res = await request({ url: `${base}/`, method: "POST", body: "{}" });
     assert.equal(res.headers.get("transfer-encoding"), "chunked");
-    const reader = res.body.getReader();
-    const first = await reader.read();
+    const reader = res.body[Symbol.asyncIterator]();
+    const first = await reader.next();
     assert.equal(new TextDecoder().decode(first.value), "data: 1\n\n");
     next.resolve();
     const dec = new TextDecoder();
     let rest = "";
     for (;;) {
-      const r = await reader.read();
+      const r = await reader.next();
       if (r.done) break;
       rest += dec.decode(r.value, { stream: true });
     }
@@ -210,11 +210,33 @@ Deno.test("http1: aborting while the body streams ends the read and closes the c
   }, async (base) => {
     const ac = new AbortController();
     const res = await request({ url: `${base}/`, method: "GET", signal: ac.signal });
-    const reader = res.body.getReader();
-    assert.equal(new TextDecoder().decode((await reader.read()).value), "first");
-    const pending = reader.read();
+    const reader = res.body[Symbol.asyncIterator]();
+    assert.equal(new TextDecoder().decode((await reader.next()).value), "first");
+    const pending = reader.next();
     ac.abort();
     await pending.then((r) => assert.equal(r.done, true), () => {/* an error ends it too */});
+    await closed.promise;
+  });
+});
+
+Deno.test("http1: leaving the body's loop early closes the connection (the server sees it go)", async () => {
+  const closed = Promise.withResolvers<void>();
+  await withServe(() => {
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(enc.encode("one"));
+      },
+      cancel() {
+        closed.resolve();
+      },
+    });
+    return new Response(body);
+  }, async (base) => {
+    const res = await request({ url: `${base}/`, method: "GET" });
+    for await (const piece of res.body) {
+      assert.equal(new TextDecoder().decode(piece), "one");
+      break;
+    }
     await closed.promise;
   });
 });
