@@ -67,6 +67,33 @@ function connect(t: ReturnType<typeof target>): Promise<Deno.Conn> {
     : Deno.connect({ hostname: t.hostname, port: t.port });
 }
 
+/**
+ * The connection, or the signal's reason once it aborts: a connect to a host that drops the SYN
+ * would otherwise wait for the kernel's retries (minutes) whatever the caller's timeout. A
+ * connection that arrives after the abort is closed.
+ */
+function untilAborted(connecting: Promise<Deno.Conn>, signal?: AbortSignal): Promise<Deno.Conn> {
+  if (!signal) return connecting;
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      connecting.then((c) => c.close(), () => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    connecting.then(
+      (c) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) c.close();
+        else resolve(c);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 function requestHead(req: HttpRequest, t: ReturnType<typeof target>, bodyLength: number): string {
   const lines = [`${req.method} ${t.path || "/"} HTTP/1.1`, `host: ${t.host}`];
   for (const [k, v] of Object.entries(req.headers ?? {})) {
@@ -121,7 +148,7 @@ export async function request(req: HttpRequest): Promise<HttpResponse> {
   const t = target(req.url);
   req.signal?.throwIfAborted();
   const body = req.body === undefined ? new Uint8Array(0) : enc.encode(req.body);
-  const conn = await connect(t);
+  const conn = await untilAborted(connect(t), req.signal);
   let closed = false;
   const close = () => {
     if (closed) return;

@@ -219,6 +219,32 @@ Deno.test("http1: aborting while the body streams ends the read and closes the c
   });
 });
 
+Deno.test("http1: an abort while the connection is still being made rejects at once", async () => {
+  // A listener that never accepts: once its queue (Deno's backlog, 511 + 1) is full, the kernel
+  // drops the next SYN and that connect waits for its retries, minutes.
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  const fillers: Deno.Conn[] = [];
+  try {
+    for (let i = 0; i < 512; i++) fillers.push(await Deno.connect({ hostname: "127.0.0.1", port }));
+    const ac = new AbortController();
+    const pending = request({ url: `http://127.0.0.1:${port}/`, method: "GET", signal: ac.signal });
+    ac.abort(new Error("given up"));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error("the abort did not end the connect")), 20_000);
+    });
+    try {
+      await assert.rejects(Promise.race([pending, bound]), /given up/);
+    } finally {
+      clearTimeout(timer);
+    }
+  } finally {
+    for (const c of fillers) c.close();
+    l.close();
+  }
+});
+
 Deno.test("http1: leaving the body's loop early closes the connection (the server sees it go)", async () => {
   const closed = Promise.withResolvers<void>();
   await withServe(() => {
