@@ -75,10 +75,8 @@ function connect(t: ReturnType<typeof target>): Promise<Deno.Conn> {
 function untilAborted(connecting: Promise<Deno.Conn>, signal?: AbortSignal): Promise<Deno.Conn> {
   if (!signal) return connecting;
   return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      connecting.then((c) => c.close(), () => {});
-      reject(signal.reason);
-    };
+    // A connection that arrives later is closed by the handler below, once.
+    const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     connecting.then(
       (c) => {
