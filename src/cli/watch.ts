@@ -69,16 +69,17 @@ export async function watchCommand(args: string[]): Promise<number> {
   const { values, positionals } = parsed;
 
   let target: WatchTarget;
-  let connected: string;
+  let connected: string | Promise<string>;
   if (values.url !== undefined) {
     const url = values.url.replace(/^https?:\/\//, "").replace(/\/+$/, "");
     const token = Deno.env.get("MURMUR_DOOR_TOKEN") || undefined;
     target = { url, name: url, token };
     // Name the session when the card says which it is; a door that does not say is still watched.
-    const probe = await probeCard(url, token, 2000);
-    connected = probe.ok
-      ? `[murmur] watching ${probe.sessionId} at ${url}`
-      : `[murmur] watching ${url}`;
+    // Asked while the stream opens (the answer only names the session): one round trip less
+    // before the first event.
+    connected = probeCard(url, token, 2000).then((probe) =>
+      probe.ok ? `[murmur] watching ${probe.sessionId} at ${url}` : `[murmur] watching ${url}`
+    );
   } else {
     const { record } = await resolveSession(positionals[0] ?? "@1");
     target = { url: record.url, name: record.session_id, token: record.tokens?.operator };

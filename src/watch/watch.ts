@@ -37,8 +37,11 @@ export interface WatchOptions {
   color?: boolean;
   terminal?: boolean;
   width?: number;
-  /** The stderr line written once the stream is open (the caller knows the session's names). */
-  connectedLine: string;
+  /**
+   * The stderr line written once the stream is open (the caller knows the session's names, or
+   * is still asking the door's card for them: then the line waits for that answer).
+   */
+  connectedLine: string | Promise<string>;
   signal?: AbortSignal;
   /**
    * `Last-Event-ID` to send: the replay holds the events after this id (0 for the start:
@@ -147,7 +150,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     }
   }
   const res = await openWatch(target, opts.signal, opts.since ?? 0);
-  await io.stderr(opts.connectedLine + "\n");
+  await io.stderr((await opts.connectedLine) + "\n");
   const renderer = new WatchRenderer({
     color: opts.color,
     terminal: opts.terminal,
