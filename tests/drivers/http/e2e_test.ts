@@ -62,7 +62,9 @@ function manifest(inference: Record<string, unknown>) {
     name: "weather",
     version: "0.1.0",
     inference: { transport: "http", max_tokens: 512, system_prompt: SYSTEM, ...inference },
-    lifecycle: { task_acceptance: "single", after_task: "sleep" },
+    // `queue` + `sleep`: the capsule outlives its launch task, so a watcher that connects after
+    // the task ended (a loaded machine) still replays it from id 0 (`single` ends the session).
+    lifecycle: { task_acceptance: "queue", after_task: "sleep" },
     capabilities: { shell: { allow: ["bash"] } },
   };
 }
@@ -105,9 +107,8 @@ async function run(
   try {
     const res = await streamRequest(cap.base, "murmur.WatchSession", {}, { "Last-Event-ID": "0" })
       .catch(async (e) => {
-        // Seen twice in ~200 runs under parallel load ("connection closed before message
-        // completed", the capsule gone with status 0 and nothing on stderr), not understood yet:
-        // say everything the capsule left, so the next one can be read.
+        // Say everything the capsule left. (Seen under load while the manifest said `single`:
+        // the capsule had ended after its task, status 0, before this request reached it.)
         const trace = await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`)
           .catch((x) => String(x));
         const alive = await Deno.stat(`/proc/${cap.ready.pid}`).then(() => true, () => false);
