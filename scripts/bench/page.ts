@@ -11,11 +11,10 @@ import { pageAssets } from "../../src/ui/assets.ts";
 import { type Chromium, startChromium } from "../chromium.ts";
 import { checkRun, COMPLETED, type Ctx } from "./measure.ts";
 import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
-import { kill, spawnReady } from "./procs.ts";
+import { kill, murCmd, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 /** Flood pairs (without, with) per run, alternating which goes first. */
 const PAIRS = 4;
 
@@ -94,18 +93,7 @@ export async function benchPage(ctx: Ctx, dir: string): Promise<string> {
     const manifest = await writeCapsule(capDir, [kind]);
     const s = await spawnReady({
       name: "mur run (page)",
-      cmd: [
-        Deno.execPath(),
-        "run",
-        "-A",
-        MAIN,
-        "run",
-        "--manifest",
-        manifest,
-        "--json",
-        "--workdir",
-        `${capDir}/wd`,
-      ],
+      cmd: murCmd(manifest, `${capDir}/wd`),
       env: { MURMUR_HOME: `${capDir}/home`, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
       core: 0,
       readyTimeoutMs: 30_000,

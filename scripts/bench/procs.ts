@@ -18,6 +18,35 @@ export interface Spawned {
 
 const live = new Map<number, Deno.ChildProcess>();
 
+/** mur's entry point, as every bench process runs it. */
+export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+
+/**
+ * `deno run -A [denoFlags] main.ts run --manifest M --json --workdir W [extra]`: the one command
+ * line every bench `mur run` is started with.
+ */
+export function murCmd(
+  manifest: string,
+  workdir: string,
+  extra: string[] = [],
+  denoFlags: string[] = [],
+): string[] {
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    ...denoFlags,
+    MAIN,
+    "run",
+    "--manifest",
+    manifest,
+    "--json",
+    "--workdir",
+    workdir,
+    ...extra,
+  ];
+}
+
 export function cores(): number {
   return navigator.hardwareConcurrency ?? 1;
 }

@@ -12,11 +12,10 @@
  */
 import { parseArgs } from "node:util";
 import { Loadgen } from "./loadgen_client.ts";
-import { kill, rssBytes, spawnReady } from "./procs.ts";
+import { kill, murCmd, rssBytes, spawnReady } from "./procs.ts";
 import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
 import { COMPLETED, sleep } from "./measure.ts";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 
 interface Node {
@@ -74,19 +73,12 @@ async function main() {
   const lg = await Loadgen.start(1);
   const s = await spawnReady({
     name: "mur run",
-    cmd: [
-      Deno.execPath(),
-      "run",
-      "-A",
-      ...(idle || values.noprof ? [] : ["--cpu-prof", `--cpu-prof-dir=${profDir}`]),
-      MAIN,
-      "run",
-      "--manifest",
+    cmd: murCmd(
       manifest,
-      "--json",
-      "--workdir",
       `${dir}/wd`,
-    ],
+      [],
+      idle || values.noprof ? [] : ["--cpu-prof", `--cpu-prof-dir=${profDir}`],
+    ),
     env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
     core: 0,
     readyTimeoutMs: 30_000,

@@ -11,9 +11,9 @@
  * and the time to the member's first event (member_call_start − the call's start) is a fact
  * beside it. Medians over `calls` calls of each.
  */
-import { kill, spawnReady } from "./procs.ts";
+import { kill, murCmd, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
-import { murCmd, type ScaleCtx, type TraceLine, writeScaleCapsule } from "./round_scale.ts";
+import { type ScaleCtx, type TraceLine, writeScaleCapsule } from "./round_scale.ts";
 
 const CALLER = {
   manifest: {

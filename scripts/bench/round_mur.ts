@@ -20,7 +20,7 @@ import {
   withCpu,
 } from "./measure.ts";
 import { median } from "./stats.ts";
-import { kill, SpawnError, spawnReady } from "./procs.ts";
+import { kill, murCmd, SpawnError, spawnReady } from "./procs.ts";
 import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
 import type { RequestSpec, RunResult, TriggerSpec } from "./loadgen.ts";
 import type { Column, Measure } from "./results.ts";
@@ -29,7 +29,6 @@ import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
 const TEXT_FRAME = '"frame":"text"';
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 /**
  * Gate before a SubscribeToTask task's first frame: long enough to attach k clients (1,000
@@ -99,19 +98,7 @@ async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
   await Deno.mkdir(home, { recursive: true });
   return await spawnReady({
     name: "mur run",
-    cmd: [
-      Deno.execPath(),
-      "run",
-      "-A",
-      ...(inspect ? [INSPECT_FLAG] : []),
-      MAIN,
-      "run",
-      "--manifest",
-      manifest,
-      "--json",
-      "--workdir",
-      `${dir}/wd-${tag}`,
-    ],
+    cmd: murCmd(manifest, `${dir}/wd-${tag}`, [], inspect ? [INSPECT_FLAG] : []),
     // A 1 s heartbeat: a lagged task stream learns its task ended at the next heartbeat.
     env: { MURMUR_HOME: home, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
     core: 0,

@@ -22,12 +22,11 @@
  * (well under a millisecond) as the plain mean that whole-millisecond readings resolve
  * (`runtimeTenth`).
  */
-import { canPin, kill, rssBytes, spawnReady } from "./procs.ts";
+import { canPin, kill, MAIN, murCmd, rssBytes, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 import { crewCall } from "./round_crew.ts";
 import type { Scale } from "./scale.ts";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
 const BASH_8K = "head -c 8192 /dev/zero | tr '\\0' a";
 
@@ -115,22 +114,6 @@ export async function writeScaleCapsule(
     JSON.stringify({ name, version: "0.1.0", ...manifest }),
   );
   return `${at}/murmur.yaml`;
-}
-
-export function murCmd(manifest: string, workdir: string, extra: string[]): string[] {
-  return [
-    Deno.execPath(),
-    "run",
-    "-A",
-    MAIN,
-    "run",
-    "--manifest",
-    manifest,
-    "--json",
-    "--workdir",
-    workdir,
-    ...extra,
-  ];
 }
 
 async function readTrace(sessionDir: string): Promise<TraceLine[]> {

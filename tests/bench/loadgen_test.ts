@@ -49,8 +49,9 @@ Deno.test("SseWireDecoder: same events whatever the read boundaries", () => {
   }
 });
 
-Deno.test("load generator counts every event the raw server writes", async () => {
-  const raw = await spawnReady({
+/** The raw limit server (scripts/bench/raw_server.ts) on an OS-assigned port, `events` a flood. */
+function startRaw(events: number) {
+  return spawnReady({
     name: "raw",
     cmd: [
       Deno.execPath(),
@@ -58,10 +59,14 @@ Deno.test("load generator counts every event the raw server writes", async () =>
       "-A",
       new URL("../../scripts/bench/raw_server.ts", import.meta.url).pathname,
       "0",
-      "2000",
+      String(events),
     ],
     readyTimeoutMs: 30_000,
   });
+}
+
+Deno.test("load generator counts every event the raw server writes", async () => {
+  const raw = await startRaw(2000);
   let lg: Loadgen | null = null;
   try {
     lg = await Loadgen.start();
@@ -144,18 +149,7 @@ Deno.test("load generator counts every event the raw server writes", async () =>
 });
 
 Deno.test("load generator: 1,000 connections to one server, server CPU read from armed to done", async () => {
-  const raw = await spawnReady({
-    name: "raw",
-    cmd: [
-      Deno.execPath(),
-      "run",
-      "-A",
-      new URL("../../scripts/bench/raw_server.ts", import.meta.url).pathname,
-      "0",
-      "20",
-    ],
-    readyTimeoutMs: 30_000,
-  });
+  const raw = await startRaw(20);
   let lg: Loadgen | null = null;
   try {
     lg = await Loadgen.start();
