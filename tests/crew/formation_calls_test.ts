@@ -8,7 +8,14 @@ import { readConversation } from "../helpers/conversation.ts";
 import { until } from "../helpers/until.ts";
 import { pidAlive } from "../../src/process_liveness.ts";
 import { type Capsule, startCapsule } from "../helpers/capsule.ts";
-import { call, launch, message, THREE, writeFormation } from "./formation_helpers.ts";
+import {
+  call,
+  launch,
+  type Launched,
+  message,
+  THREE,
+  writeFormation,
+} from "./formation_helpers.ts";
 
 const NAMES = ["lead", "coder", "reviewer"];
 
@@ -39,18 +46,28 @@ function userText(msgs: { role?: string; content?: unknown }[]): string {
   ).join("\n");
 }
 
+/**
+ * Sends `text` to the formation's entry member with its operator token, and waits for the entry's
+ * task to complete and the formation to end 0: what the entry member's conversation then holds.
+ */
+async function askEntry(f: Launched, text: string) {
+  const rec = JSON.parse(
+    Deno.readTextFileSync(`${f.home}/running/${f.line.members[0].session_id}.json`),
+  );
+  const sent = await call(f.line.url, "SendMessage", message(text), rec.tokens.operator);
+  assertEquals(sent.status, 200);
+  const task = (sent.body.result as { task: { contextId: string; status: { state: string } } })
+    .task;
+  assertEquals(task.status.state, "TASK_STATE_COMPLETED");
+  assertEquals((await f.proc.status).code, 0);
+  const msgs = await readConversation(rec.session_dir, task.contextId);
+  return { msgs, round: userText(msgs) };
+}
+
 Deno.test("formation + call-member: the entry calls both members in one turn over edge tokens, the formation ends ok", async () => {
   const f = await launch(await writeFormation(NAMES, THREE, SCRIPTS));
   try {
-    const lead = f.line.members[0];
-    const rec = JSON.parse(Deno.readTextFileSync(`${f.home}/running/${lead.session_id}.json`));
-    const sent = await call(f.line.url, "SendMessage", message("build it"), rec.tokens.operator);
-    assertEquals(sent.status, 200);
-    const task = (sent.body.result as { task: { contextId: string; status: { state: string } } })
-      .task;
-    assertEquals(task.status.state, "TASK_STATE_COMPLETED");
-    assertEquals((await f.proc.status).code, 0);
-    const round = userText(await readConversation(rec.session_dir, task.contextId));
+    const { round } = await askEntry(f, "build it");
     assert(round.includes("<untrusted-content source=member:coder>\nCODER wrote it\n"), round);
     assert(round.includes("<untrusted-content source=member:reviewer>\nREVIEWER ok\n"), round);
     // Each member ran its call in its peer lane, as credential member:lead.
@@ -71,19 +88,12 @@ Deno.test("formation + call-member: the entry calls both members in one turn ove
 Deno.test("formation + call-member: a call to a member that died is answered unreachable, and the formation goes on", async () => {
   const f = await launch(await writeFormation(NAMES, THREE, SCRIPTS));
   try {
-    const [lead, , reviewer] = f.line.members;
+    const reviewer = f.line.members[2];
     Deno.kill(reviewer.pid!, "SIGKILL");
     await until("reviewer gone", async () => (await pidAlive(reviewer.pid!)) ? undefined : true);
-    const rec = JSON.parse(Deno.readTextFileSync(`${f.home}/running/${lead.session_id}.json`));
-    const sent = await call(f.line.url, "SendMessage", message("build it"), rec.tokens.operator);
-    const task = (sent.body.result as { task: { contextId: string; status: { state: string } } })
-      .task;
-    assertEquals(task.status.state, "TASK_STATE_COMPLETED");
-    assertEquals((await f.proc.status).code, 0);
-    const round = userText(await readConversation(rec.session_dir, task.contextId));
+    const { msgs, round } = await askEntry(f, "build it");
     assert(round.includes("<untrusted-content source=member:coder>\nCODER wrote it\n"), round);
     // The call to the dead member is answered at once, in its tool result: unreachable.
-    const msgs = await readConversation(rec.session_dir, task.contextId);
     const all = JSON.stringify(msgs);
     assert(
       /\[call-member\] Call mcl_[0-9a-f]{32} to reviewer ended unreachable, with no answer from reviewer/
@@ -137,15 +147,7 @@ reachability: [{from: lead, to: [far]}]
         url: far.base,
         token: far.ready.tokens!.operator,
       }]);
-      const rec = JSON.parse(
-        Deno.readTextFileSync(`${f.home}/running/${f.line.members[0].session_id}.json`),
-      );
-      const sent = await call(f.line.url, "SendMessage", message("go far"), rec.tokens.operator);
-      const task = (sent.body.result as { task: { contextId: string; status: { state: string } } })
-        .task;
-      assertEquals(task.status.state, "TASK_STATE_COMPLETED");
-      assertEquals((await f.proc.status).code, 0);
-      const round = userText(await readConversation(rec.session_dir, task.contextId));
+      const { round } = await askEntry(f, "go far");
       assert(round.includes("<untrusted-content source=member:far>\nFAR answers\n"), round);
       // The formation ended; the machine-far member is not the launcher's to stop.
       assert(await pidAlive(far.proc.pid), "a url member is left running");
