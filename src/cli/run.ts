@@ -43,7 +43,7 @@ import { fence } from "../tools/fence.ts";
 import { ToolBox } from "../tools/toolbox.ts";
 import { pathError } from "../path_errors.ts";
 import { PushNotifications } from "../push/push.ts";
-import { backgroundResult } from "../tools/background.ts";
+import { backgroundResult, takesTasks } from "../session/lifecycle.ts";
 import type { Tool } from "../tools/types.ts";
 
 /** How long a session that faulted may take to end by itself (README "Running a capsule"). */
@@ -193,7 +193,7 @@ export async function runCommand(args: string[]): Promise<number> {
   // Push notifications (README "Push notifications"): on when the manifest says so and the
   // capsule takes tasks; deliveries drain when the session ends (finishPush).
   const pushConfig = manifest.network.pushNotifications;
-  const push = pushConfig && manifest.lifecycle.taskAcceptance !== "none"
+  const push = pushConfig && takesTasks(manifest.lifecycle)
     ? await PushNotifications.create({
       manifest: pushConfig,
       log: session.log,

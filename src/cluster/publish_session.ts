@@ -6,6 +6,7 @@
 import { warningLine } from "../errors.ts";
 import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES, sessionTokenKey } from "../door/auth.ts";
 import type { ClusterConfig, Manifest } from "../manifest/types.ts";
+import { takesTasks } from "../session/lifecycle.ts";
 import type { TraceWriter } from "../session/trace.ts";
 import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
 import { parseRedisUrl } from "./redis.ts";
@@ -60,7 +61,7 @@ export function startPublishing(p: PublishInput): Publisher {
       door,
       name: p.manifest.name,
       conversationMode: p.session.conversationMode,
-      acceptsTasks: String(p.manifest.lifecycle.taskAcceptance !== "none"),
+      acceptsTasks: String(takesTasks(p.manifest.lifecycle)),
       auth: p.edgeAuth,
       card: p.cards.public,
       ...(p.cards.extended !== null ? { extendedCard: p.cards.extended } : {}),

@@ -5,6 +5,7 @@
 import { DOOR_METHODS, PUSH_METHODS } from "../a2a/methods.ts";
 import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
+import { takesTasks } from "../session/lifecycle.ts";
 
 export interface CardInput {
   manifest: Manifest;
@@ -51,7 +52,7 @@ export function streamFrames(process: boolean): string[] {
 export function buildCards(c: CardInput): { public: unknown; extended: unknown | null } {
   const m = c.manifest;
   const authenticated = c.authenticated ?? m.network.authentication !== undefined;
-  const accepts = m.lifecycle.taskAcceptance !== "none";
+  const accepts = takesTasks(m.lifecycle);
   // README "Push notifications": the manifest's switch, and only on a door that takes tasks.
   const push = m.network.pushNotifications !== undefined && accepts;
   const door = {

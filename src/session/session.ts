@@ -30,6 +30,7 @@ import { endEveryTask, rejectQueued, SessionTotals } from "./session_end.ts";
 import { decides, type SessionStatus, sessionStatusOf, Verdict } from "./session_status.ts";
 import { sessionStartEvent, sessionStartFields } from "./session_start.ts";
 import { Wakeup } from "./wakeup.ts";
+import { next, takesTasks } from "./lifecycle.ts";
 
 export type { SessionStatus };
 
@@ -181,9 +182,9 @@ export class Session {
     return task;
   }
 
-  /** Does the door take new tasks at all (`task_acceptance` is not `none`)? */
+  /** Does the door take new tasks at all (lifecycle.ts `takesTasks`)? */
   get acceptsTasks(): boolean {
-    return this.manifest.lifecycle.taskAcceptance !== "none";
+    return takesTasks(this.manifest.lifecycle);
   }
 
   /** A new task from the door: accepted, or rejected as busy / closing (not kept). */
@@ -290,30 +291,31 @@ export class Session {
   }
 
   async #work(): Promise<SessionStatus> {
-    const lc = this.manifest.lifecycle;
-    const sleeps = lc.taskAcceptance === "queue" && lc.afterTask === "sleep";
+    const lifecycle = this.manifest.lifecycle;
     let ranAny = false;
-    while (!this.#closing) {
-      const next = this.#stopped ? undefined : this.registry.nextQueued();
-      if (next) {
+    let waitedInVain = false;
+    for (;;) {
+      const queued = this.#stopped ? undefined : this.registry.nextQueued();
+      const step = next({
+        lifecycle,
+        closing: this.#closing,
+        stopped: this.#stopped,
+        ranAny,
+        hasNext: queued !== undefined,
+        waitedInVain,
+      });
+      waitedInVain = false;
+      if (step === "end") break;
+      if (step === "run" && queued) {
         ranAny = true;
-        await this.#runTask(next);
-        if (lc.taskAcceptance !== "queue" || lc.afterTask === "exit") {
-          // Tasks the session generated for itself still run; new work is refused from here.
-          if (lc.taskAcceptance !== "queue" || !this.registry.nextQueued()) break;
-        }
-        continue;
-      }
-      if (lc.taskAcceptance === "none") break;
-      if (ranAny && !sleeps) break;
-      if (this.#stopped && !sleeps) break;
-      if (sleeps) {
+        await this.#runTask(queued);
+      } else if (step === "sleep") {
         await this.#wakeup.idle(null);
-        continue;
+      } else if (step === "wait") {
+        const before = this.registry.all().length;
+        await this.#wakeup.idle(this.#opts.idleTimeoutMs);
+        waitedInVain = this.registry.all().length === before && !this.registry.nextQueued();
       }
-      const before = this.registry.all().length;
-      await this.#wakeup.idle(this.#opts.idleTimeoutMs);
-      if (this.registry.all().length === before && !this.registry.nextQueued()) break;
     }
     this.#closing = true;
     // Generated tasks (resume reports) are delivered whatever task_acceptance says.

@@ -4,6 +4,7 @@
  * `failed` whatever the tasks did.
  */
 import type { LifecycleConfig } from "../manifest/types.ts";
+import { doorTaskDecides } from "./lifecycle.ts";
 import type { ExitStatus } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
 
@@ -33,21 +34,15 @@ export function sessionStatusOf(exit: ExitStatus): SessionStatus {
 }
 
 /**
- * Does this task's ending decide the status? The launch task always does. An A2A task never does
- * on a capsule that sleeps (queue + sleep), stopped or not; otherwise it does when the capsule
- * ends after it (single; queue + exit with nothing else queued) or while the session is closing
- * or stopped.
+ * Does this task's ending decide the status? The launch task always does; a door task when
+ * lifecycle.ts `doorTaskDecides` says so.
  */
 export function decides(
   task: TaskRecord,
   lc: LifecycleConfig,
   s: { closing: boolean; stopped: boolean; queueEmpty: () => boolean },
 ): boolean {
-  if (task.source === "task_md") return true;
-  if (lc.taskAcceptance === "queue" && lc.afterTask === "sleep") return false;
-  if (s.closing || s.stopped) return true;
-  if (lc.taskAcceptance !== "queue") return true;
-  return s.queueEmpty();
+  return task.source === "task_md" || doorTaskDecides(lc, s);
 }
 
 /** The status so far, and the deciding task that set it (E-RUN-040 names it). */

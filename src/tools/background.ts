@@ -4,22 +4,8 @@
  * shells"). The tool's description promises it; the turn that detaches repeats it.
  */
 
-/**
- * What becomes of a detached command's result, read off the capsule's lifecycle (docs/hooks.md
- * "Detached shells"): `delivered` under queue + sleep (the capsule is alive when the command ends);
- * `while_queued` under queue + exit (delivered only while the capsule still has tasks to run);
- * `lost` under single or none (the session ends with the task that started it). The model is told
- * exactly this, never more.
- */
+/** What becomes of the result: src/session/lifecycle.ts `backgroundResult` decides it. */
 export type BackgroundResult = "delivered" | "while_queued" | "lost";
-
-/** The lifecycle's answer: where a detached command's result ends up. */
-export function backgroundResult(
-  lifecycle: { taskAcceptance: string; afterTask: string },
-): BackgroundResult {
-  if (lifecycle.taskAcceptance !== "queue") return "lost";
-  return lifecycle.afterTask === "sleep" ? "delivered" : "while_queued";
-}
 
 /** The tool description's sentence on detaching. */
 export function detachPromise(graceSecs: number, r: BackgroundResult): string {

@@ -5,7 +5,7 @@
 export { ToolBox, type ToolBoxOptions } from "./toolbox.ts";
 export { INTERPRETERS, ShellTool, type ShellToolOptions } from "./shell.ts";
 export { CAPSULE_HOME, resolveOnPath, shellEnv } from "./shell_env.ts";
-export { type BackgroundResult, backgroundResult } from "./background.ts";
+export type { BackgroundResult } from "./background.ts";
 export { CommandTool, parseToolOutput } from "./command.ts";
 export { type DetachedShellInfo, DetachedShells } from "./detached.ts";
 export {
