@@ -57,7 +57,10 @@ function rendered(events: { result: unknown }[]): string {
 Deno.test("README: every `mur watch` pipe example works as written", async () => {
   for (const tool of ["jq", "less", "sh"]) {
     const found = await shell(`command -v ${tool}`, {});
-    assert(found.code === 0, `${tool} is not installed (.ci/run installs it with apt)`);
+    assert(
+      found.code === 0,
+      `${tool} is not installed (deno task test installs it: scripts/test/programs.ts)`,
+    );
   }
   const lines = readmeExamples();
   assertEquals(lines, [FINAL_STATES, TOOL_CALLS, ANSWER, BRANCH, SINCE, PAGER]);

@@ -1,5 +1,5 @@
 /**
- * Test helper: a real `redis-server` (Debian's; `.ci/run` installs it) on a free loopback port,
+ * Test helper: a real `redis-server` (Debian's; `deno task test` installs it: scripts/test/programs.ts) on a free loopback port,
  * with no persistence, so a restart starts empty, as a Redis that lost its data would. Killed by
  * its pid; `restart()` stops it and starts a new one on the same port.
  */

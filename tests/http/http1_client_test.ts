@@ -268,7 +268,7 @@ Deno.test("http1: leaving the body's loop early closes the connection (the serve
 });
 
 Deno.test("http1: an https:// address is spoken over TLS (a test CA trusted through DENO_CERT)", async () => {
-  // openssl (.ci/run installs it when missing); a CA and a 127.0.0.1 certificate it signs.
+  // openssl (`deno task test` installs it when missing); a CA and a 127.0.0.1 certificate it signs.
   const dir = await Deno.makeTempDir();
   try {
     const ssl = async (...args: string[]) => {
