@@ -103,3 +103,28 @@ Deno.test("docs: the README opens with what mur is for, then the two commands fo
     .filter((l) => l.trim() !== "" && !l.startsWith("#") && !/^(set|cd) /.test(l));
   assert.deepEqual(ci, ["npx -y deno@2 task test"]);
 });
+
+Deno.test("docs: the README is short (≤ 300 lines) and its guide table links every guide in docs/", async () => {
+  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+  const lines = readme.trimEnd().split("\n").length;
+  assert.ok(lines <= 300, `README.md has ${lines} lines`);
+  const at = readme.indexOf("## Guides");
+  assert.ok(at >= 0, "the README has its guide table");
+  const table = readme.slice(at);
+  const unlisted = (await docs()).filter((f) => f.startsWith("docs/"))
+    .filter((f) => !table.includes(`](${f})`));
+  assert.deepEqual(unlisted, []);
+});
+
+Deno.test("docs: the README and docs/developing.md name every program the test command installs", async () => {
+  const { PROGRAMS } = await import("../scripts/test/programs.ts");
+  const readme = await Deno.readTextFile(`${ROOT}README.md`);
+  const needs = readme.split("\n").find((l) => l.startsWith("| `npx -y deno@2 task test`"));
+  assert.ok(needs, "the README's needs table has the test command's row");
+  const developing = await Deno.readTextFile(`${ROOT}docs/developing.md`);
+  for (const p of PROGRAMS) {
+    assert.ok(needs.includes(`\`${p.bin}\``), `the README's row lacks ${p.bin}`);
+    assert.ok(developing.includes(`\`${p.bin}\``), `docs/developing.md lacks ${p.bin}`);
+    assert.ok(developing.includes(`\`${p.apt}\``), `docs/developing.md lacks package ${p.apt}`);
+  }
+});

@@ -1,8 +1,8 @@
 /**
- * The README's `mur watch` pipe examples, run as written: every line of the sh block after the
- * marker in README "mur watch in pipes" goes to `sh -c` with a `mur` on PATH that runs this
+ * docs/watch.md's `mur watch` pipe examples, run as written: every line of the sh block after the
+ * marker in docs/watch.md "mur watch in pipes" goes to `sh -c` with a `mur` on PATH that runs this
  * checkout, against a real capsule. Each line has its expected output here; a line added to the
- * README without one, or one removed, fails the test.
+ * docs/watch.md without one, or one removed, fails the test.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { type Out, WatchRenderer } from "../../src/watch/render.ts";
@@ -22,15 +22,15 @@ import {
 const MARKER = "<!-- tests/cli/watch_readme_test.ts runs every line of the next sh block -->";
 
 function readmeExamples(): string[] {
-  const text = Deno.readTextFileSync(new URL("../../README.md", import.meta.url));
+  const text = Deno.readTextFileSync(new URL("../../docs/watch.md", import.meta.url));
   const at = text.indexOf(MARKER);
-  assert(at >= 0, "README.md lost the examples' marker");
+  assert(at >= 0, "docs/watch.md lost the examples' marker");
   const open = text.indexOf("```sh\n", at) + "```sh\n".length;
   const close = text.indexOf("\n```", open);
   return text.slice(open, close).split("\n").filter((l) => l.trim() !== "" && !l.startsWith("#"));
 }
 
-/** The example lines, exactly as README.md has them. */
+/** The example lines, exactly as docs/watch.md has them. */
 const FINAL_STATES =
   `mur watch --json | jq -r '.event.statusUpdate // empty | select(.status.state | test("COMPLETED|FAILED|CANCELED|REJECTED")) | "\\(.taskId) \\(.status.state)"'`;
 const TOOL_CALLS =
@@ -54,7 +54,7 @@ function rendered(events: { result: unknown }[]): string {
   return outs.filter((o) => o.to === "stdout").map((o) => o.text).join("");
 }
 
-Deno.test("README: every `mur watch` pipe example works as written", async () => {
+Deno.test("docs/watch.md: every `mur watch` pipe example works as written", async () => {
   for (const tool of ["jq", "less", "sh"]) {
     const found = await shell(`command -v ${tool}`, {});
     assert(
@@ -98,7 +98,7 @@ Deno.test("README: every `mur watch` pipe example works as written", async () =>
     ]);
     assertEquals([tools.code, tools.stdout], [0, "bash exit 0\n"]);
 
-    assertEquals(since.code, 1); // the capsule exited: a lost connection (README "Following a session")
+    assertEquals(since.code, 1); // the capsule exited: a lost connection (docs/watch.md)
     assert(wire.length > 130, `only ${wire.length} events`);
     assertEquals(since.stdout, rendered(wire.filter((e) => e.id > 120)));
     assert(since.stdout.startsWith("word word"), since.stdout.slice(0, 80));

@@ -1,18 +1,18 @@
 /**
- * The README's HTTP+JSON curl examples work as written (README "HTTP+JSON: the REST binding"):
+ * docs/door.md's HTTP+JSON curl examples work as written (its "HTTP+JSON: the REST binding"):
  * each command of the section's first `sh` block runs against a live capsule, with only the
- * README's example address replaced by the capsule's, and answers what the README says it does.
+ * guide's example address replaced by the capsule's, and answers what the README says it does.
  */
 import assert from "node:assert/strict";
 import { capsule, portOf } from "./helpers.ts";
 
-const README = new URL("../../README.md", import.meta.url);
+const GUIDE = new URL("../../docs/door.md", import.meta.url);
 
 /** The commands of the first `sh` block after the heading (continuation lines joined). */
 async function examples(): Promise<string[]> {
-  const md = await Deno.readTextFile(README);
-  const at = md.indexOf("### HTTP+JSON: the REST binding");
-  assert.ok(at >= 0, "the README has the section");
+  const md = await Deno.readTextFile(GUIDE);
+  const at = md.indexOf("## HTTP+JSON: the REST binding");
+  assert.ok(at >= 0, "docs/door.md has the section");
   const start = md.indexOf("```sh\n", at) + "```sh\n".length;
   const block = md.slice(start, md.indexOf("```", start));
   return block.replace(/\\\n\s*/g, "").split("\n").map((l) => l.trim()).filter(Boolean);
@@ -23,7 +23,7 @@ async function sh(command: string): Promise<{ code: number; out: string }> {
   return { code: p.code, out: new TextDecoder().decode(p.stdout) };
 }
 
-Deno.test("README: the HTTP+JSON curl examples answer as documented", async () => {
+Deno.test("docs/door.md: the HTTP+JSON curl examples answer as documented", async () => {
   const cap = await capsule({ lifecycle: { task_acceptance: "queue", after_task: "sleep" } });
   try {
     const cmds = (await examples()).map((c) =>

@@ -1,33 +1,53 @@
 /**
- * README "The demo": the two-terminal recipe, run as written. The three lines of the block after
- * the marker are read from README.md and run through `sh -c` from the repository root, as a user
- * pastes them: terminal 1 starts the hello capsule, terminal 2's `mur watch` (started once the
- * capsule announced itself, after its task may well have ended) shows the task to `[completed]`,
- * and `mur stop @1` ends the capsule, which prints `status: ok`.
+ * README "A first capsule of your own", done as written by a user with nothing but the README:
+ * `deno task install` puts `mur` on PATH (into a folder of the test's), the two files of the
+ * README's yaml blocks are written into a new folder outside the clone, and the three lines of
+ * the sh block after them run through `sh -c` from that folder: terminal 1 starts the capsule,
+ * terminal 2's `mur watch` (started once the capsule announced itself, after its task may well
+ * have ended) shows the task to `[completed]`, and `mur stop @1` ends the capsule, which prints
+ * `status: ok`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { LineReader } from "../cli/helpers.ts";
 import { until } from "../helpers/until.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
-const MARKER = "<!-- tests/run/readme_recipe_test.ts runs the three lines of the next block";
+const MARKER = "<!-- tests/run/readme_recipe_test.ts writes the two files below";
 
-/** The commands of the README's recipe block, comments stripped. */
-async function recipe(): Promise<string[]> {
+/** The README's recipe: its files (path → text, from the yaml blocks) and its commands. */
+async function recipe(): Promise<{ files: [string, string][]; lines: string[] }> {
   const readme = await Deno.readTextFile(`${ROOT}README.md`);
   const at = readme.indexOf(MARKER);
   assert.ok(at >= 0, "the README's recipe marker is missing");
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at))![1];
-  return block.split("\n").filter((l) => l.trim() !== "").map((l) => l.replace(/\s+#.*$/, ""));
+  const rest = readme.slice(at);
+  const files = [...rest.matchAll(/```yaml\n# (\S+)\n([\s\S]*?)```/g)].slice(0, 2)
+    .map((m) => [m[1], m[2]] as [string, string]);
+  const block = /```sh\n([\s\S]*?)```/.exec(rest)![1];
+  const lines = block.split("\n").filter((l) => l.trim() !== "").map((l) =>
+    l.replace(/\s+#.*$/, "")
+  );
+  return { files, lines };
+}
+
+/** `deno task install --dir DIR`, as the README says (the task runs from the clone). */
+async function install(dir: string): Promise<void> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "install", "--dir", dir],
+    cwd: ROOT,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.ok(out.success, text + new TextDecoder().decode(out.stderr));
+  assert.match(text, new RegExp(`^installed: ${dir}/mur \\(runs `));
 }
 
 /** `sh -c line` from the repository root, in a process group of its own (killed as one). */
-function sh(line: string, env: Record<string, string>) {
-  const denoDir = Deno.execPath().slice(0, Deno.execPath().lastIndexOf("/"));
+function sh(line: string, env: Record<string, string>, cwd: string, bin: string) {
   const child = new Deno.Command("sh", {
     args: ["-c", line],
-    cwd: ROOT,
-    env: { ...env, PATH: `${denoDir}:${Deno.env.get("PATH") ?? ""}`, NO_COLOR: "1" },
+    cwd,
+    env: { ...env, PATH: `${bin}:${Deno.env.get("PATH") ?? ""}`, NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
@@ -42,17 +62,26 @@ function killGroup(pid: number): void {
   } catch { /* gone */ }
 }
 
-Deno.test("README's two-terminal recipe works as written: watch sees the task completed, stop ends it with status ok", async () => {
-  const lines = await recipe();
+Deno.test("README's first capsule works as written outside the clone: watch sees the task completed, stop ends it with status ok", async () => {
+  const { files, lines } = await recipe();
+  assertEquals(files.map(([p]) => p), ["my-capsule/murmur.yaml", "my-capsule/script.yaml"]);
   assertEquals(lines.length, 3, lines.join("\n"));
   const [runLine, watchLine, stopLine] = lines;
-  assert.match(runLine, /^deno task mur run /);
-  assert.match(watchLine, /^deno task mur watch$/);
-  assert.match(stopLine, /^deno task mur stop @1$/);
+  assert.match(runLine, /^mur run --manifest my-capsule /);
+  assert.match(watchLine, /^mur watch$/);
+  assert.match(stopLine, /^mur stop @1$/);
 
   const home = await Deno.makeTempDir({ prefix: "mur-recipe-" });
-  const env = { MURMUR_HOME: home, HOME: home };
-  const t1 = sh(runLine, env);
+  const bin = `${home}/bin`;
+  const here = `${home}/projects`;
+  await install(bin);
+  for (const [path, text] of files) {
+    await Deno.mkdir(`${here}/${path.slice(0, path.lastIndexOf("/"))}`, { recursive: true });
+    await Deno.writeTextFile(`${here}/${path}`, text);
+  }
+  const env = { MURMUR_HOME: `${home}/murmur`, HOME: home };
+  const sh1 = (line: string) => sh(line, env, here, bin);
+  const t1 = sh1(runLine);
   const t2 = { proc: undefined as ReturnType<typeof sh> | undefined };
   let sessionId = "";
   try {
@@ -60,12 +89,13 @@ Deno.test("README's two-terminal recipe works as written: watch sees the task co
     sessionId = head.at(-1)!.slice("session: ".length);
     assert.match(head.find((l) => l.startsWith("murmur: url "))!, /^murmur: url localhost:\d+$/);
     // Terminal 2 starts after the announcement; the hello task may be over by then.
-    t2.proc = sh(watchLine, env);
+    t2.proc = sh1(watchLine);
     const seen = await t2.proc.out.until((l) => l === "[completed]", 60_000);
     assert.ok(seen.includes("[working] inference turn 1"), seen.join("\n"));
     assert.ok(seen.some((l) => l.startsWith("[artifact] tool: bash [ok, exit 0")), seen.join("\n"));
+    assert.ok(seen.some((l) => l.includes("Done: the shell said hello.")), seen.join("\n"));
 
-    const stop = sh(stopLine, env);
+    const stop = sh1(stopLine);
     const stopped = await stop.child.status;
     const stopOut = await stop.out.rest(10_000);
     assertEquals(stopped.code, 0, (await stop.err.rest(5_000)).join("\n"));
@@ -82,7 +112,7 @@ Deno.test("README's two-terminal recipe works as written: watch sees the task co
       /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+/,
     );
     await until("the capsule's record to be gone", async () => {
-      const left = await Array.fromAsync(Deno.readDir(`${home}/running`)).catch(() => []);
+      const left = await Array.fromAsync(Deno.readDir(`${home}/murmur/running`)).catch(() => []);
       return left.length === 0 ? true : undefined;
     }, 10_000);
   } finally {
@@ -90,10 +120,6 @@ Deno.test("README's two-terminal recipe works as written: watch sees the task co
     if (t2.proc) killGroup(t2.proc.child.pid);
     await t1.child.status;
     await t2.proc?.child.status;
-    if (sessionId) {
-      await Deno.remove(`${ROOT}examples/hello/workdir/${sessionId}`, { recursive: true })
-        .catch(() => {});
-    }
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
 });
