@@ -1,0 +1,97 @@
+/**
+ * `deno task install` (scripts/install_local.ts): the `mur` it writes runs this clone from any
+ * folder, says `MUR_COMMAND=mur` to what it runs, and falls back to `npx -y deno@2` when the
+ * Deno that installed it is gone. The README's first capsule runs through it end to end in
+ * tests/run/readme_recipe_test.ts; this file checks the script itself.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
+async function install(args: string[], env: Record<string, string> = {}) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}/scripts/install_local.ts`, ...args],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (b: Uint8Array) => new TextDecoder().decode(b);
+  return { code: out.code, out: text(out.stdout), err: text(out.stderr) };
+}
+
+Deno.test("install: the mur it writes runs this clone from a folder outside it", async () => {
+  const home = await Deno.makeTempDir({ prefix: "mur-shim-" });
+  try {
+    const r = await install([], { MUR_INSTALL_DIR: `${home}/bin`, PATH: "/usr/bin:/bin" });
+    assert.equal(r.code, 0, r.err);
+    assert.equal(r.out.split("\n")[0], `installed: ${home}/bin/mur (runs ${ROOT}/main.ts)`);
+    // Not on PATH: it says how to put it there.
+    assert.match(
+      r.out,
+      new RegExp(`note: ${home}/bin is not on PATH; add it: export PATH="${home}/bin:\\$PATH"`),
+    );
+    const st = await Deno.stat(`${home}/bin/mur`);
+    assert.equal(st.mode! & 0o777, 0o755);
+    const v = await new Deno.Command(`${home}/bin/mur`, {
+      args: ["--version"],
+      cwd: home,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(v.code, 0, new TextDecoder().decode(v.stderr));
+    assert.match(new TextDecoder().decode(v.stdout), /^mur \d+\.\d+\.\d+/);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("install: with the installing Deno gone, mur runs through npx -y deno@2 with the same arguments and MUR_COMMAND=mur", async () => {
+  const home = await Deno.makeTempDir({ prefix: "mur-shim-npx-" });
+  try {
+    assert.equal((await install(["--dir", `${home}/bin`])).code, 0);
+    const shim = await Deno.readTextFile(`${home}/bin/mur`);
+    const gone = shim.replace(/^deno='[^\n]*'$/m, `deno='${home}/no-such-deno'`);
+    assert.notEqual(gone, shim, "the shim names its deno on one line");
+    await Deno.writeTextFile(`${home}/bin/mur`, gone);
+    // An npx that says what it was asked and with which MUR_COMMAND.
+    await Deno.mkdir(`${home}/fake`);
+    await Deno.writeTextFile(
+      `${home}/fake/npx`,
+      `#!/bin/sh\necho "MUR_COMMAND=$MUR_COMMAND"\nfor a in "$@"; do echo "arg: $a"; done\n`,
+      { mode: 0o755 },
+    );
+    const out = await new Deno.Command(`${home}/bin/mur`, {
+      args: ["run", "--task", "it's two words"],
+      env: { PATH: `${home}/fake:/usr/bin:/bin` },
+      stdout: "piped",
+    }).output();
+    assert.deepEqual(new TextDecoder().decode(out.stdout).trimEnd().split("\n"), [
+      "MUR_COMMAND=mur",
+      "arg: -y",
+      "arg: deno@2",
+      "arg: run",
+      "arg: -A",
+      "arg: --quiet",
+      "arg: --config",
+      `arg: ${ROOT}/deno.json`,
+      `arg: ${ROOT}/main.ts`,
+      "arg: run",
+      "arg: --task",
+      "arg: it's two words",
+    ]);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
+Deno.test("install: an unknown argument is a usage error and writes nothing", async () => {
+  const home = await Deno.makeTempDir({ prefix: "mur-shim-bad-" });
+  try {
+    const r = await install(["--dri", home], { MUR_INSTALL_DIR: `${home}/bin` });
+    assert.equal(r.code, 2);
+    assert.match(r.err, /^error: unknown argument '--dri'\nusage: deno task install \[--dir DIR\]/);
+    await assert.rejects(Deno.stat(`${home}/bin`));
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
