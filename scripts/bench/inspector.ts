@@ -31,7 +31,18 @@ export const INSPECT_FLAG = "--inspect=127.0.0.1:0";
 export interface Inspector {
   /** A full garbage collection, then the JS heap's used bytes (Runtime.getHeapUsage). */
   collect(): Promise<number>;
+  /** Starts V8's sampling CPU profiler (one sample every `intervalUs`). */
+  startProfile(intervalUs: number): Promise<void>;
+  /** Stops it: the samples since `startProfile`, as a `.cpuprofile` holds them. */
+  stopProfile(): Promise<CpuProfile>;
   close(): void;
+}
+
+/** A V8 CPU profile (Profiler.stop, or a `--cpu-prof` file). */
+export interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }[];
+  samples: number[];
+  timeDeltas: number[];
 }
 
 /** Connects to the inspector at `url`; every call is bounded by `timeoutMs`. */
@@ -54,7 +65,7 @@ export async function openInspector(url: string, timeoutMs = 10_000): Promise<In
     const msg = JSON.parse(String(m.data));
     if (typeof msg.id === "number") waiting.get(msg.id)?.(msg);
   };
-  const call = (method: string): Promise<Record<string, unknown>> => {
+  const call = (method: string, params?: unknown): Promise<Record<string, unknown>> => {
     const id = ++seq;
     return new Promise((resolve, reject) => {
       const t = setTimeout(() => {
@@ -67,7 +78,7 @@ export async function openInspector(url: string, timeoutMs = 10_000): Promise<In
         if (r.error) reject(new Error(`inspector: ${method}: ${JSON.stringify(r.error)}`));
         else resolve((r.result ?? {}) as Record<string, unknown>);
       });
-      ws.send(JSON.stringify({ id, method }));
+      ws.send(JSON.stringify({ id, method, params }));
     });
   };
   return {
@@ -75,6 +86,15 @@ export async function openInspector(url: string, timeoutMs = 10_000): Promise<In
       await call("HeapProfiler.collectGarbage");
       const u = await call("Runtime.getHeapUsage");
       return Number(u.usedSize);
+    },
+    async startProfile(intervalUs) {
+      await call("Profiler.enable");
+      await call("Profiler.setSamplingInterval", { interval: intervalUs });
+      await call("Profiler.start");
+    },
+    async stopProfile() {
+      const r = await call("Profiler.stop");
+      return r.profile as CpuProfile;
     },
     close() {
       try {

@@ -28,6 +28,7 @@ import { roundScale } from "./round_scale.ts";
 import { benchPush } from "./push.ts";
 import { Scale, scaleMarkdown } from "./scale.ts";
 import { benchEdges } from "./round_edges.ts";
+import { pathMarkdown, profileEventPath } from "./round_profile.ts";
 
 function loadavg(): string {
   try {
@@ -106,6 +107,7 @@ export async function bench(args: string[]): Promise<number> {
   let pageMd = "";
   let edgesMd = "";
   let pushMd = "";
+  let pathMd = "";
   try {
     try {
       await ensurePeerInstalled(log);
@@ -135,6 +137,12 @@ export async function bench(args: string[]): Promise<number> {
         log(`round ${round}: mur`);
         await roundMur(ctx, dir, round);
         rounds = round;
+      }
+      log("where a K=1 flood's CPU goes (profiled)");
+      try {
+        pathMd = pathMarkdown(await profileEventPath(ctx, dir), plan.floodN[1]);
+      } catch (e) {
+        pathMd = pathMarkdown(`not available: ${(e as Error).message}`, plan.floodN[1]);
       }
       log("the live page beside K=100 watchers");
       pageMd = await benchPage(ctx, dir);
@@ -179,7 +187,14 @@ export async function bench(args: string[]): Promise<number> {
   const scaleMd = scaleMarkdown(scale, turns);
   await Deno.writeTextFile(
     out,
-    [md.trimEnd(), scaleMd.trimEnd(), pageMd.trimEnd(), edgesMd.trimEnd(), pushMd.trimEnd()]
+    [
+      md.trimEnd(),
+      pathMd.trimEnd(),
+      scaleMd.trimEnd(),
+      pageMd.trimEnd(),
+      edgesMd.trimEnd(),
+      pushMd.trimEnd(),
+    ]
       .filter(Boolean).join("\n\n") + "\n",
   );
   console.log(rendered.table);
@@ -188,6 +203,7 @@ export async function bench(args: string[]): Promise<number> {
   }
   if (res.facts.length) console.log("\n" + [...new Set(res.facts)].join("\n"));
   console.log("\n" + rendered.goals.map((g) => `- ${g}`).join("\n"));
+  if (pathMd) console.log(`\n${pathMd}`);
   if (pageMd) console.log(`\n${pageMd}`);
   if (pushMd) console.log(`\n${pushMd}`);
   console.log(`\n${scaleMd}`);

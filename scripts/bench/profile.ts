@@ -15,39 +15,11 @@ import { Loadgen } from "./loadgen_client.ts";
 import { kill, murCmd, rssBytes, spawnReady } from "./procs.ts";
 import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
 import { COMPLETED, sleep } from "./measure.ts";
+import { type CpuProfile, selfTimes } from "./cpu_profile.ts";
+
+export { selfTimes };
 
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
-
-interface Node {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  children?: number[];
-}
-interface Profile {
-  nodes: Node[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** Self time per function (name + file:line), descending, in ms. */
-export function selfTimes(p: Profile): { fn: string; ms: number; pct: number }[] {
-  const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const self = new Map<string, number>();
-  let total = 0;
-  for (let i = 0; i < p.samples.length; i++) {
-    const n = byId.get(p.samples[i]);
-    if (!n) continue;
-    const dt = (p.timeDeltas[i] ?? 0) / 1000;
-    total += dt;
-    const f = n.callFrame;
-    const file = f.url.replace(/^.*\/(node_modules|main|deno)\//, "$1/");
-    const key = `${f.functionName || "(anonymous)"} ${file}:${f.lineNumber + 1}`;
-    self.set(key, (self.get(key) ?? 0) + dt);
-  }
-  return [...self.entries()]
-    .map(([fn, ms]) => ({ fn, ms, pct: (100 * ms) / total }))
-    .sort((a, b) => b.ms - a.ms);
-}
 
 async function main() {
   const { values } = parseArgs({
@@ -144,7 +116,7 @@ async function main() {
     await Promise.race([s.child.status, sleep(10_000)]);
     for (const e of Deno.readDirSync(profDir)) {
       if (!e.name.endsWith(".cpuprofile")) continue;
-      const p = JSON.parse(await Deno.readTextFile(`${profDir}/${e.name}`)) as Profile;
+      const p = JSON.parse(await Deno.readTextFile(`${profDir}/${e.name}`)) as CpuProfile;
       console.log(`\n${profDir}/${e.name}`);
       for (const t of selfTimes(p).slice(0, 40)) {
         console.log(`${t.ms.toFixed(0).padStart(7)} ms ${t.pct.toFixed(1).padStart(5)} %  ${t.fn}`);

@@ -296,7 +296,9 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
 - Command: \`deno task bench\` — ${rounds} round(s) of ${plan.rounds} planned, median per cell, a fresh server per round; ${
     elapsedS.toFixed(0)
   } s in all. Each server first streams one unmeasured stream to one client, and before its
-  throughput runs one unmeasured flood to ${plan.goalK} clients, so that no figure is of code running cold.
+  throughput runs one unmeasured flood to ${plan.goalK} clients; mur also streams one unmeasured K=1 flood on each of its
+  two endpoints (SubscribeToTask's code had otherwise first run in its measured K=1 flood), so that no figure is of code
+  running cold.
 - Machine: ${machine.nproc} cores (${machine.cpu}); deno ${machine.deno}; node ${machine.node}; ${machine.date}.
 - Pinning: ${
     machine.pinned

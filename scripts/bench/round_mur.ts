@@ -92,7 +92,7 @@ function firstLine(s: string): string {
 }
 
 /** `mur run --json` of the bench capsule on core 0; `inspect` also opens its inspector. */
-async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
+export async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
   const manifest = await writeCapsule(dir, murKinds(ctx));
   const home = `${dir}/home`;
   await Deno.mkdir(home, { recursive: true });
@@ -107,7 +107,7 @@ async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
 }
 
 /** How the bench speaks to one running mur (docs/protocol.md), as load-generator jobs. */
-function murClient(url: string, tag: string) {
+export function murClient(url: string, tag: string) {
   const host = "127.0.0.1";
   const port = Number(url.split(":").pop());
   let seq = 0;
@@ -242,6 +242,22 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
         trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
       });
       seen(r.maxId);
+    }
+    // And one unmeasured K=1 flood of each endpoint, as long as the measured one: without it
+    // SubscribeToTask's first flood was the first run of its code, and V8 compiling it on its
+    // worker threads was about a third of that flood's CPU (mur's K=1 SubscribeToTask read
+    // ~2× WatchSession; warmed, the two are the same within noise).
+    {
+      const n = plan.floodN[1];
+      const w = await lg.run({
+        ...base,
+        k: 1,
+        request: watch(),
+        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
+      });
+      seen(w.maxId);
+      const id = await newTask({ mode: "sub", n, rate: 0, gateMs: gateMs(1) });
+      seen((await lg.run({ ...base, k: 1, request: subscribe(id) })).maxId);
     }
 
     for (const k of plan.ks) {

@@ -157,6 +157,14 @@ async function* play(
         await nextMacrotask();
         if (signal.aborted) return;
       }
+      if (step.text !== undefined) {
+        // The common step, one part: yielded without a generator of parts per repetition (a
+        // text step repeated 10,000 times is a flood's every event).
+        outChars += step.text.length;
+        yield { type: "text-delta", text: step.text };
+        if (signal.aborted) return;
+        continue;
+      }
       const parts = partsOf(step, r, turnNumber, () => ++toolCalls);
       for (const part of parts) {
         if (part.type === "usage") sawUsage = true;

@@ -69,7 +69,32 @@ function isoAt(ms: number): string {
   return isoText;
 }
 
-/** A task frame in its carrier: a statusUpdate repeating the state, no message. */
+// The carrier around a frame is the same for every frame a task writes in one state and one
+// millisecond: its JSON up to the frame (`{"statusUpdate":{"taskId":…,"metadata":{"<URI>":`) is
+// written once and reused, so a frame costs the serialization of its own keys only (a flood at
+// one watcher spent about a third of its log append re-serializing this prefix per event).
+let carrierKey = "";
+let carrierHead = "";
+const URI_KEY = JSON.stringify(STREAM_URI);
+
+function carrierOf(task: TaskIds, state: TaskState, iso: string): string {
+  const key = `${task.id}\n${task.contextId}\n${state}\n${iso}`;
+  if (key !== carrierKey) {
+    carrierKey = key;
+    carrierHead = `{"statusUpdate":{"taskId":${JSON.stringify(task.id)},"contextId":${
+      JSON.stringify(task.contextId)
+    },"status":{"state":${JSON.stringify(state)},"timestamp":${
+      JSON.stringify(iso)
+    }},"metadata":{${URI_KEY}:`;
+  }
+  return carrierHead;
+}
+
+/**
+ * A task frame in its carrier: a statusUpdate repeating the state, no message. Its StreamResponse
+ * is `{statusUpdate: {taskId, contextId, status: {state, timestamp}, metadata: {[STREAM_URI]:
+ * frame}}}`, handed to the log already serialized, in that key order.
+ */
 export function frameInput(
   task: TaskIds,
   state: TaskState,
@@ -80,14 +105,7 @@ export function frameInput(
     taskId: task.id,
     contextId: task.contextId,
     standard: false,
-    activated: {
-      statusUpdate: {
-        taskId: task.id,
-        contextId: task.contextId,
-        status: { state, timestamp: isoAt(now) },
-        metadata: { [STREAM_URI]: frame },
-      },
-    },
+    activatedJson: `${carrierOf(task, state, isoAt(now))}${JSON.stringify(frame)}}}}`,
     state,
     isStatus: false,
   };

@@ -23,8 +23,10 @@ export interface EventInput {
   standard: boolean;
   /** The StreamResponse for plain connections (standard events only). */
   plain?: unknown;
-  /** The StreamResponse for activated connections (with murmur metadata). */
-  activated: unknown;
+  /** The StreamResponse for activated connections (with murmur metadata)… */
+  activated?: unknown;
+  /** …or its JSON, already serialized (a frame's carrier, src/events/emit.ts `frameInput`). */
+  activatedJson?: string;
   /** The task's state after this event (a carrier repeats it). */
   state: TaskState;
   /** A statusUpdate (not a carrier, not an artifactUpdate): it can end a task stream. */
@@ -111,7 +113,7 @@ export class EventLog {
   append(input: EventInput): LogEntry {
     if (this.#closed) throw new Error("event log is closed");
     const id = ++this.#count;
-    const activated = this.#encode(JSON.stringify(input.activated));
+    const activated = this.#encode(input.activatedJson ?? JSON.stringify(input.activated));
     const plain = input.standard
       ? (input.plain === undefined || input.plain === input.activated
         ? activated
