@@ -1,6 +1,6 @@
 /**
  * One abortable timer for every wait that must end early when its work is called off (the
- * scripted model's `delay_ms`, a crew call's back-off and polls: src/crew/remote_task.ts,
+ * scripted model's `delay_ms`, a crew call's back-off and polls: src/crew/calls/remote_task.ts,
  * member_follow.ts). It resolves, never rejects, when the signal aborts.
  */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 /**
  * Every line `trace.jsonl` holds, keyed by its `event_type`, with its fields (README "Where
- * things are written": the trace). The writer (`src/session/trace.ts`) takes only these, so a
+ * things are written": the trace). The writer (`src/trace_writer.ts`) takes only these, so a
  * line the runtime writes is a type here first: a new line, or a field renamed, is one edit here
  * that the compiler then walks through every caller.
  *
@@ -246,7 +246,7 @@ interface SessionLines {
     lost_events: number;
   };
   /**
-   * The lifeline closed (src/crew/lifeline.ts): whoever started this session (a formation's
+   * The lifeline closed (src/crew/calls/lifeline.ts): whoever started this session (a formation's
    * launcher, a delegating session) ended, and the session winds down. A delegated child has no
    * formation (both null).
    */

@@ -5,12 +5,12 @@
  * session, `unreachable` otherwise. Records of processes that are gone are pruned and reported
  * on stderr.
  */
-import { liveRunningRecords } from "./running_records.ts";
+import { liveRunningRecords } from "../home/running_records.ts";
 import { probeCard } from "../watch/card_probe.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
 import { writeErr, writeOut } from "./output.ts";
-import { formationBlock, liveFormations } from "../crew/formation_ps.ts";
+import { formationBlock, liveFormations } from "../crew/formation/formation_ps.ts";
 
 export const USAGE = `usage: mur ps
 

@@ -9,12 +9,13 @@ import { MurError, warningLine } from "../errors.ts";
 import { otelConfig } from "../otel/config.ts";
 import { newId } from "../ids.ts";
 import { lazyImport } from "../lazy.ts";
+import { usageError } from "./args.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
 import { lossReport, markLost, type ResumePlan } from "../session/resume.ts";
 import { requestInputTool } from "../session/request_input.ts";
-import { crewCallees } from "../crew/crew_file.ts";
+import { crewCallees } from "../crew/calls/crew_file.ts";
 import {
   callMemberTool,
   DEFAULT_DEADLINE_SECS,
@@ -22,7 +23,7 @@ import {
   endWithoutAnswerTool,
 } from "../session/crew_tools.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
-import { removeRunningRecord, removeRunningRecordSync } from "./running_records.ts";
+import { removeRunningRecord, removeRunningRecordSync } from "../home/running_records.ts";
 import { announce, recordRunning, reportStatus } from "./run_announce.ts";
 import {
   applyOverrides,
@@ -35,8 +36,13 @@ import {
 
 export { FLAGS, USAGE } from "./run_inputs.ts";
 import { killAllGroups } from "../process_groups.ts";
-import { hasLifeline, LIFELINE_ENV, LIFELINE_GRACE_MS, watchLifeline } from "../crew/lifeline.ts";
-import { CREW_DOOR_ENV, readMembership } from "../crew/membership.ts";
+import {
+  hasLifeline,
+  LIFELINE_ENV,
+  LIFELINE_GRACE_MS,
+  watchLifeline,
+} from "../crew/calls/lifeline.ts";
+import { CREW_DOOR_ENV, readMembership } from "../crew/formation/membership.ts";
 import { Session, type SessionStatus } from "../session/session.ts";
 import { bootstrapLog, openWorkdir, writeMurmurMd } from "../session/workdir.ts";
 import { fence } from "../tools/fence.ts";
@@ -67,6 +73,18 @@ async function otelExport(manifest: Manifest, session: () => Session) {
   });
 }
 
+/** Flags that name one capsule's own setup: with --roster each member's manifest decides these. */
+const ROSTER_CONFLICTS = [
+  "manifest",
+  "context",
+  "resume",
+  "workdir",
+  "bind",
+  "port",
+  "lifecycle-task-acceptance",
+  "lifecycle-after-task",
+] as const;
+
 export async function runCommand(args: string[]): Promise<number> {
   const v = parseRun(args);
   if (v.help) {
@@ -75,10 +93,19 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   checkValues(v);
   if (v.roster !== undefined) {
-    const { runRoster } = await lazyImport<typeof import("../crew/launch.ts")>(
-      new URL("../crew/launch.ts", import.meta.url),
+    for (const flag of ROSTER_CONFLICTS) {
+      if (v[flag] !== undefined) {
+        throw usageError(
+          "run",
+          `--${flag} does not go with --roster: each member runs from its own manifest`,
+          USAGE,
+        );
+      }
+    }
+    const { runRoster } = await lazyImport<typeof import("../crew/formation/launch.ts")>(
+      new URL("../crew/formation/launch.ts", import.meta.url),
     );
-    return await runRoster(v);
+    return await runRoster({ roster: v.roster, task: v.task, json: v.json });
   }
   // A formation member: its formation and the key its door checks edge tokens with.
   const membership = await readMembership();
@@ -372,7 +399,7 @@ export async function runCommand(args: string[]): Promise<number> {
   Deno.addSignalListener("SIGTERM", term);
   Deno.addSignalListener("SIGINT", int);
   // Started by another mur (a formation member, a delegated child): its stdin closing means the
-  // starter ended, and the session winds down as after a first SIGTERM (src/crew/lifeline.ts).
+  // starter ended, and the session winds down as after a first SIGTERM (src/crew/calls/lifeline.ts).
   if (lifeline) {
     watchLifeline(() => {
       console.error(

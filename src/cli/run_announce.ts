@@ -8,7 +8,7 @@ import type { Manifest } from "../manifest/types.ts";
 import type { Session, SessionStatus } from "../session/session.ts";
 import type { Workdir } from "../session/workdir.ts";
 import { pageUrl } from "../ui/routes.ts";
-import { writeRunningRecord } from "./running_records.ts";
+import { writeRunningRecord } from "../home/running_records.ts";
 
 export interface Announced {
   sessionId: string;
@@ -21,7 +21,7 @@ export interface Announced {
   otel?: { url: string; source: string };
   /** The push signing secret, when push is on (README "Push notifications"). */
   pushSecret?: string;
-  /** The formation this session is a member of (src/crew/membership.ts). */
+  /** The formation this session is a member of (src/crew/formation/membership.ts). */
   formation?: { formationId: string; door?: { member: string } };
 }
 

@@ -13,7 +13,7 @@ import {
   removeRunningRecord,
   runningDir,
   type RunningRecord,
-} from "./running_records.ts";
+} from "../home/running_records.ts";
 
 const ADDRESS_HINT =
   "name a session as @1 (the newest), a full ses_ id, a unique suffix of at least 4 characters, or use --url HOST:PORT; mur ps lists them";

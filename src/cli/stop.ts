@@ -11,7 +11,7 @@
  */
 import { errorMessage, MurError } from "../errors.ts";
 import { pidAlive } from "../process_liveness.ts";
-import { removeRunningRecord, type RunningRecord, sessionDirOf } from "./running_records.ts";
+import { removeRunningRecord, type RunningRecord, sessionDirOf } from "../home/running_records.ts";
 import { resolveSession } from "./session_address.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
@@ -120,10 +120,13 @@ export async function stopCommand(args: string[]): Promise<number> {
         "mur ps lists the running formations with their full ids",
       );
     }
-    const { stopFormation } = await lazyImport<typeof import("../crew/formation_stop.ts")>(
-      new URL("../crew/formation_stop.ts", import.meta.url),
+    const { stopFormation } = await lazyImport<
+      typeof import("../crew/formation/formation_stop.ts")
+    >(
+      new URL("../crew/formation/formation_stop.ts", import.meta.url),
     );
-    return await stopFormation(target, timeoutMs);
+    await writeOut(await stopFormation(target, timeoutMs));
+    return 0;
   }
 
   const { record: rec, answered, reason } = await resolveSession(parsed.positionals[0], {

@@ -5,7 +5,7 @@
  * and with no session folders in ./workdir, the running sessions' workdirs are the candidates.
  */
 
-import { listRunningRecords, sessionDirOf } from "./running_records.ts";
+import { listRunningRecords, sessionDirOf } from "../home/running_records.ts";
 import { parse, UsageError, usageError } from "./args.ts";
 import { writeOut } from "./output.ts";
 import { resolveSessionDir, type SessionDir, sessionDirs } from "./session_dirs.ts";

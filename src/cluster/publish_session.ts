@@ -7,7 +7,7 @@ import { warningLine } from "../errors.ts";
 import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES, sessionTokenKey } from "../door/auth.ts";
 import type { ClusterConfig, Manifest } from "../manifest/types.ts";
 import { takesTasks } from "../session/lifecycle.ts";
-import type { TraceWriter } from "../session/trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
 import { parseRedisUrl } from "./redis.ts";
 

@@ -9,7 +9,7 @@
  * A formation member's door (README "Crews": tokens) also takes **edge tokens**: the same form,
  * payload `{credential: "member:<caller>", scopes, formation, to}`, MAC'd with the formation's key
  * that the launcher minted them with and handed this member in a private file
- * (src/crew/membership.ts). A valid edge token for another member's door is refused 403
+ * (src/crew/formation/membership.ts). A valid edge token for another member's door is refused 403
  * (`not_permitted`); one for this door is a grant limited to the caller's own tasks.
  */
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
@@ -26,7 +26,7 @@ export interface Grant {
   notPermitted?: boolean;
 }
 
-/** What a formation member's door knows of its formation (src/crew/membership.ts). */
+/** What a formation member's door knows of its formation (src/crew/formation/membership.ts). */
 export interface FormationDoor {
   formationId: string;
   /** This member's roster name: edge tokens name it as `to`. */

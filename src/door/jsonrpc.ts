@@ -154,9 +154,4 @@ export function checkVersionValue(raw: string | null): RpcError | null {
   );
 }
 
-/** ProtoJSON: read `historyLength` or `history_length`. */
-export function param(params: Record<string, unknown>, camel: string): unknown {
-  if (camel in params) return params[camel];
-  const snake = camel.replace(/[A-Z]/g, (c) => "_" + c.toLowerCase());
-  return params[snake];
-}
+export { param } from "../a2a/proto_json.ts";

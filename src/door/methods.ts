@@ -5,127 +5,15 @@
  * caller's alone.
  */
 import type { Task } from "../a2a/types.ts";
-import { isTerminal, stateWord } from "../a2a/types.ts";
-import type { Session } from "../session/session.ts";
-import type { SubmitResult } from "../session/session_api.ts";
-import type { Origin, TaskRecord } from "../session/task_record.ts";
+import { isTerminal } from "../a2a/types.ts";
+import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
-import { a2aError, invalidParams, param, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { fenced, type IncomingMessage, readMessage } from "./message.ts";
-import type { SeenMessages } from "./retries.ts";
-import type { PushNotifications } from "../push/push.ts";
-import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
+import { a2aError, invalidParams, param, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { type CallContext, taskFor } from "./call_context.ts";
+import { routeMessage, take } from "./send.ts";
 
-export interface CallContext {
-  session: Session;
-  origin: Origin;
-  trusted: boolean;
-  extendedCard: unknown | null;
-  /** Who is calling, for the retry memory: the credential, or "" on a public door. */
-  caller: string;
-  /** The door's memory of the messages it took (retries.ts). */
-  seen: SeenMessages;
-  /** The session's push notifications; absent or null: push is off (push_methods.ts). */
-  push?: PushNotifications | null;
-  /** A formation member's edge token: the caller reaches only the tasks it started. */
-  ownTasksOnly?: boolean;
-}
-
-/**
- * The task `id` as this caller may see it: a formation member's edge token reaches only the tasks
- * its own messages started (README "Crews": tokens); any other is "not found", as if absent.
- */
-export function taskFor(ctx: CallContext, id: string): TaskRecord | undefined {
-  const task = ctx.session.registry.get(id);
-  if (task && ctx.ownTasksOnly && ctx.seen.starterOf(task.id) !== ctx.caller) return undefined;
-  return task;
-}
-
-/** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
-export type Routed =
-  | { kind: "retry"; msg: IncomingMessage; task: TaskRecord }
-  | { kind: "new"; msg: IncomingMessage }
-  | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
-
-/**
- * Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing.
- */
-export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
-  const msg = readMessage(params);
-  if (msg instanceof RpcError) throw msg;
-  // A message this caller already sent (same messageId): its task, not a second one.
-  const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
-  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier);
-  if (retried) return { kind: "retry", msg, task: retried };
-  if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
-    throw invalidParams(
-      "Invalid params: forgetSession asks this capsule to forget the harness session this context names, and only a capsule on inference.transport: process has one",
-    );
-  }
-  if (msg.referenceTaskIds.length > 0) {
-    msg.text += `\n\n${referencedTasks(ctx, msg.referenceTaskIds)}`;
-  }
-  if (msg.taskId === undefined) return { kind: "new", msg };
-  const task = taskFor(ctx, msg.taskId);
-  if (!task) throw taskNotFound(msg.taskId);
-  const meta = { taskId: task.id, state: task.state };
-  if (isTerminal(task.state)) {
-    throw unsupported(
-      `task ${task.id} has ended in ${task.state}; send a new message without taskId, in the same contextId, to start a new task`,
-      meta,
-    );
-  }
-  if (task.state !== "TASK_STATE_INPUT_REQUIRED") {
-    throw unsupported(
-      `task ${task.id} is ${task.state}; this agent takes a message on a task only while it waits in TASK_STATE_INPUT_REQUIRED`,
-      meta,
-    );
-  }
-  if (msg.contextId !== undefined && msg.contextId !== task.contextId) {
-    throw invalidParams(
-      `Invalid params: message.contextId ${msg.contextId} does not match task ${task.id}, whose contextId is ${task.contextId}`,
-    );
-  }
-  return { kind: "reply", msg, task };
-}
-
-/**
- * The `Referenced tasks:` block appended to a message naming `referenceTaskIds` (README "The
- * door"): one line per id with its state word; a completed task's answer in a `response` fence,
- * another ended task's final message on the same line.
- */
-export function referencedTasks(ctx: CallContext, ids: string[]): string {
-  const lines = ["Referenced tasks:"];
-  for (const id of ids) {
-    const t = taskFor(ctx, id);
-    if (!t) {
-      lines.push(`- ${id}: not a task this capsule holds`);
-      continue;
-    }
-    const word = stateWord(t.state);
-    if (t.state === "TASK_STATE_COMPLETED" && t.response) {
-      lines.push(`- ${id}: ${word}`, fenced("response", t.response));
-    } else if (isTerminal(t.state)) {
-      const part = t.status.message?.parts[0];
-      const text = part && "text" in part ? part.text.replace(/\s*\n\s*/g, " ") : "";
-      lines.push(text ? `- ${id}: ${word}: ${text}` : `- ${id}: ${word}`);
-    } else {
-      lines.push(`- ${id}: ${word}`);
-    }
-  }
-  return lines.join("\n");
-}
-
-/** Delivers a reply to a waiting task; the task answers in TASK_STATE_WORKING. */
-export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMessage): void {
-  if (!ctx.session.reply(task, msg.text)) {
-    throw unsupported(`task ${task.id} is no longer waiting for input`, {
-      taskId: task.id,
-      state: task.state,
-    });
-  }
-  ctx.seen.took(ctx.caller, msg.messageId, task.id);
-}
+export type { CallContext };
+export { taskFor };
 
 /** Resolves when the task is terminal or waits for input. */
 function settled(ctx: CallContext, task: TaskRecord): Promise<void> {
@@ -181,40 +69,20 @@ export async function sendMessage(
     if (!immediate) await settled(ctx, routed.task);
     return { task: toA2A(routed.task) };
   }
-  const inline = await readInlinePush(ctx, params, headers);
-  checkInlineTask(inline, routed.msg.taskId);
-  const after = ctx.session.log.lastId;
-  if (routed.kind === "reply") {
-    deliverReply(ctx, routed.task, routed.msg);
-    if (inline) attachInlinePush(ctx, inline, routed.task, after);
-    const answered = toA2A(routed.task);
-    if (!immediate) await settled(ctx, routed.task);
-    return { task: immediate ? answered : toA2A(routed.task) };
+  const taken = await take(ctx, routed, params, headers, () => {
+    if (!ctx.session.acceptsTasks) {
+      throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
+    }
+  });
+  if (taken.kind === "reply") {
+    const answered = toA2A(taken.task);
+    if (!immediate) await settled(ctx, taken.task);
+    return { task: immediate ? answered : toA2A(taken.task) };
   }
-  if (!ctx.session.acceptsTasks) {
-    throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
-  }
-  const res = submitNew(ctx, routed.msg);
-  // A rejected task was not taken (and is not listed): it gets no push config.
-  if (inline && res.kind !== "rejected") attachInlinePush(ctx, inline, res.task, after);
+  const res = taken.result;
   if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
   await settled(ctx, res.task);
   return { task: toA2A(res.task) };
-}
-
-/** A message that starts a new task, submitted with the caller's origin and trust. */
-export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult {
-  const res = ctx.session.submit({
-    text: msg.text,
-    messageId: msg.messageId,
-    contextId: msg.contextId,
-    origin: ctx.origin,
-    trusted: ctx.trusted,
-    forgetSession: msg.forgetSession,
-  });
-  // A rejected task was not taken: sending the message again may find room.
-  if (res.kind !== "rejected") ctx.seen.took(ctx.caller, msg.messageId, res.task.id);
-  return res;
 }
 
 function requireId(params: Record<string, unknown>, message: string): string {

@@ -8,7 +8,7 @@
  * comes back later than 512 events is told by the `gap` what it lost.
  */
 import type { EventLog } from "../events/log.ts";
-import type { CallContext } from "./methods.ts";
+import type { CallContext } from "./call_context.ts";
 import { invalidParams, param } from "./jsonrpc.ts";
 
 /** The longest a poll waits for an event: under the idle timeouts of common proxies (60 s). */

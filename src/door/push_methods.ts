@@ -6,18 +6,46 @@
  * answer the same for a binding that reaches them another way). Configs are the caller's own.
  */
 import type { TaskRecord } from "../session/task_record.ts";
-import { configJson, readConfigFields, readConfigId, readTaskId } from "../push/configs.ts";
+import {
+  configJson,
+  PushRefused,
+  readConfigFields,
+  readConfigId,
+  readTaskId,
+} from "../push/configs.ts";
 import type { PushConfig } from "../push/configs.ts";
 import type { PushNotifications } from "../push/push.ts";
 import { a2aError, invalidParams, param, type RpcError, taskNotFound } from "./jsonrpc.ts";
-import type { CallContext } from "./methods.ts";
-import { activates } from "./streams.ts";
+import type { CallContext } from "./call_context.ts";
+import { activates } from "./sse_response.ts";
 
 export function pushNotSupported(): RpcError {
   return a2aError(
     "pushNotificationNotSupported",
     "Push notifications are not supported: this agent's card says pushNotifications: false; follow the task with SubscribeToTask or murmur.WatchSession",
   );
+}
+
+/** The push room's refusal (src/push/configs.ts) as the door answers it: invalid params. */
+function refusal(e: unknown): never {
+  if (e instanceof PushRefused) throw invalidParams(`Invalid params: ${e.message}`);
+  throw e;
+}
+
+function asRpc<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    refusal(e);
+  }
+}
+
+async function asRpcAsync<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    refusal(e);
+  }
 }
 
 function pushOf(ctx: CallContext): PushNotifications {
@@ -27,7 +55,7 @@ function pushOf(ctx: CallContext): PushNotifications {
 
 /** The task a push method names, or TaskNotFound. */
 function taskOf(ctx: CallContext, params: Record<string, unknown>, method: string): TaskRecord {
-  const id = readTaskId(params, method);
+  const id = asRpc(() => readTaskId(params, method));
   const task = ctx.session.registry.get(id);
   if (!task) throw taskNotFound(id);
   return task;
@@ -40,25 +68,27 @@ export async function createPushConfig(
 ) {
   const push = pushOf(ctx);
   const task = taskOf(ctx, params, "CreateTaskPushNotificationConfig");
-  const fields = await readConfigFields(params, {
-    where: "params",
-    allowPrivate: push.allowPrivate,
-    resolve: push.resolve,
-  });
+  const fields = await asRpcAsync(() =>
+    readConfigFields(params, {
+      where: "params",
+      allowPrivate: push.allowPrivate,
+      resolve: push.resolve,
+    })
+  );
   const c: PushConfig = {
     ...fields,
     taskId: task.id,
     caller: ctx.caller,
     activated: activates(headers),
   };
-  push.put(c);
+  asRpc(() => push.put(c));
   return configJson(c);
 }
 
 export function getPushConfig(ctx: CallContext, params: Record<string, unknown>) {
   const push = pushOf(ctx);
   const task = taskOf(ctx, params, "GetTaskPushNotificationConfig");
-  const id = readConfigId(params, "GetTaskPushNotificationConfig");
+  const id = asRpc(() => readConfigId(params, "GetTaskPushNotificationConfig"));
   const c = push.store.get(task.id, ctx.caller, id);
   if (!c) throw configNotFound(task.id, id);
   return configJson(c);
@@ -91,7 +121,7 @@ export function listPushConfigs(ctx: CallContext, params: Record<string, unknown
 export function deletePushConfig(ctx: CallContext, params: Record<string, unknown>) {
   const push = pushOf(ctx);
   const task = taskOf(ctx, params, "DeleteTaskPushNotificationConfig");
-  const id = readConfigId(params, "DeleteTaskPushNotificationConfig");
+  const id = asRpc(() => readConfigId(params, "DeleteTaskPushNotificationConfig"));
   push.delete(task.id, ctx.caller, id);
   return {};
 }
@@ -135,11 +165,9 @@ export async function readInlinePush(
   if (taskId !== undefined && taskId !== null && typeof taskId !== "string") {
     throw invalidParams(`Invalid params: ${where}.taskId must be a string`);
   }
-  const fields = await readConfigFields(obj, {
-    where,
-    allowPrivate: push.allowPrivate,
-    resolve: push.resolve,
-  });
+  const fields = await asRpcAsync(() =>
+    readConfigFields(obj, { where, allowPrivate: push.allowPrivate, resolve: push.resolve })
+  );
   return {
     fields,
     ...(typeof taskId === "string" && taskId !== "" ? { taskId } : {}),
@@ -157,12 +185,15 @@ export function attachInlinePush(
   task: TaskRecord,
   after: number,
 ): void {
-  pushOf(ctx).put({
-    ...inline.fields,
-    taskId: task.id,
-    caller: ctx.caller,
-    activated: inline.activated,
-  }, after);
+  const push = pushOf(ctx);
+  asRpc(() =>
+    push.put({
+      ...inline.fields,
+      taskId: task.id,
+      caller: ctx.caller,
+      activated: inline.activated,
+    }, after)
+  );
 }
 
 /** An inline config's taskId must be empty or the task the message goes to. */

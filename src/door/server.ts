@@ -15,7 +15,7 @@ import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
 import { type Binding, handlerOf } from "./handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
-import { type CallContext, taskFor } from "./methods.ts";
+import { type CallContext, taskFor } from "./call_context.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";

@@ -11,8 +11,13 @@ import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
 import { frameOf } from "../events/wire.ts";
 import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { type CallContext, deliverReply, routeMessage, submitNew, taskFor } from "./methods.ts";
-import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
+import { type CallContext, taskFor } from "./call_context.ts";
+import { routeMessage, take } from "./send.ts";
+import { activates, lastEventId, sseResponse } from "./sse_response.ts";
+
+// Moved to sse_response.ts (shared with src/edge/server.ts); re-exported while the edge imports
+// them from here.
+export { activates, lastEventId };
 
 export interface StreamRequest {
   /** The JSON-RPC request id its events echo; null: the HTTP+JSON binding (bare events). */
@@ -21,33 +26,6 @@ export interface StreamRequest {
   headers: Headers;
   heartbeatMs: number;
   warn(line: string): void;
-}
-
-/** The request named the stream extension in any A2A-Extensions line (exact match). */
-export function activates(headers: Headers): boolean {
-  const raw = headers.get("a2a-extensions");
-  if (!raw) return false;
-  return raw.split(",").map((s) => s.trim()).filter(Boolean).includes(STREAM_URI);
-}
-
-/** `Last-Event-ID` as a u64, or undefined when absent or not a number. */
-export function lastEventId(headers: Headers): number | undefined {
-  const raw = headers.get("last-event-id");
-  if (raw === null) return undefined;
-  const v = raw.trim();
-  if (!/^\d+$/.test(v)) return undefined;
-  const n = Number(v);
-  return Number.isSafeInteger(n) ? n : undefined;
-}
-
-function sseResponse(body: ReadableStream<Uint8Array>, extensions: string[]): Response {
-  const headers = new Headers({
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-  });
-  if (extensions.length) headers.set("A2A-Extensions", extensions.join(", "));
-  return new Response(body, { headers });
 }
 
 function probeOf(task: TaskRecord): TaskProbe {
@@ -132,23 +110,13 @@ export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promi
     }
     return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
   }
-  const inline = await readInlinePush(ctx, req.params, req.headers);
-  checkInlineTask(inline, routed.msg.taskId);
-  const after = ctx.session.log.lastId;
-  if (routed.kind === "reply") {
-    deliverReply(ctx, routed.task, routed.msg);
-    if (inline) attachInlinePush(ctx, inline, routed.task, after);
-    const snapshot = toA2A(routed.task);
-    return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
-  }
-  const res = submitNew(ctx, routed.msg);
-  // A rejected task was not taken (and is not listed): it gets no push config.
-  if (inline && res.kind !== "rejected") attachInlinePush(ctx, inline, res.task, after);
-  if (res.kind === "rejected") {
+  const taken = await take(ctx, routed, req.params, req.headers);
+  const task = taken.kind === "reply" ? taken.task : taken.result.task;
+  if (taken.kind === "new" && taken.result.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
-    return oneEvent(req, { task: toA2A(res.task) }, ext);
+    return oneEvent(req, { task: toA2A(task) }, ext);
   }
-  return taskView(ctx, req, "send", res.task, { task: toA2A(res.task) }, ext);
+  return taskView(ctx, req, "send", task, { task: toA2A(task) }, ext);
 }
 
 export function subscribeToTask(ctx: CallContext, req: StreamRequest): Response {

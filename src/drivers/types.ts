@@ -6,21 +6,10 @@
  */
 import type { HarnessDriver } from "./harness.ts";
 
-/** A JSON Schema object as tools declare it. */
-export type JsonSchema = Record<string, unknown>;
-
-export interface ToolSpec {
-  name: string;
-  description: string;
-  inputSchema: JsonSchema;
-}
-
-export interface ToolCall {
-  id: string;
-  name: string;
-  /** The parsed input object; `{}` when the model sent none. */
-  input: Record<string, unknown>;
-}
+// What a tool declares and what a model calls it with live with the tools (src/tools/types.ts),
+// which sit below the drivers; the driver contract names them from there.
+export type { JsonSchema, ToolCall, ToolSpec } from "../tools/types.ts";
+import type { ToolCall, ToolSpec } from "../tools/types.ts";
 
 /** One tool result as the model receives it: `content` is exactly what the artifact frame shows. */
 export interface ToolResultMessage {

@@ -28,7 +28,7 @@ import type {
   ToolCallEvent,
   ToolResultEvent,
 } from "../session/hooks_api.ts";
-import type { TraceWriter } from "../session/trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 import { ASYNC_QUEUE_CAPACITY, AsyncQueues } from "./async_queue.ts";
 import { callHook, type HookCallRecord } from "./call.ts";
 import { honours, unhonouredReason } from "./honour.ts";

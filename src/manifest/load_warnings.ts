@@ -11,7 +11,7 @@
  *   see it (docs/hooks.md "The loop").
  */
 import { warningLine } from "../errors.ts";
-import { resolveOnPath } from "../tools/shell_env.ts";
+import { resolveOnPath } from "../path_lookup.ts";
 import type { ManifestDoc } from "./schema.ts";
 import type { Manifest } from "./types.ts";
 

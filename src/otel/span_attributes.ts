@@ -23,11 +23,9 @@ import {
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
   GEN_AI_OPERATION_NAME_VALUE_INVOKE_AGENT,
 } from "@opentelemetry/semantic-conventions/incubating";
-import type { TraceEnvelope } from "../session/trace.ts";
-import type { TraceEvent } from "../trace_events.ts";
+import type { TraceLine } from "../trace_writer.ts";
 
-/** One trace line as the writer wrote it: envelope and fields. */
-export type TraceLine = TraceEvent & TraceEnvelope;
+export type { TraceLine };
 
 /** The line of one event type. */
 type LineOf<T extends TraceLine["event_type"]> = Extract<TraceLine, { event_type: T }>;

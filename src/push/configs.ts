@@ -4,7 +4,7 @@
  * belongs to the caller that made it (the credential on an authenticated door): another caller
  * neither sees nor replaces it. The client-chosen `id` is kept; without one the door makes one.
  */
-import { invalidParams, param, type RpcError } from "../door/jsonrpc.ts";
+import { param } from "../a2a/proto_json.ts";
 import { checkUrl, type Resolver, UrlRefused } from "./address_policy.ts";
 
 export interface PushAuthentication {
@@ -48,7 +48,15 @@ const SCHEME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,64}$/;
 /** What a header value may hold: visible ASCII and spaces, no line breaks (no header injection). */
 const HEADER_VALUE = /^[\x20-\x7e]*$/;
 
-const bad = (m: string): RpcError => invalidParams(`Invalid params: ${m}`);
+/**
+ * A config refused: the message names the field and why. The push room answers in its own terms;
+ * the door (src/door/push_methods.ts) answers it as JSON-RPC invalid params.
+ */
+export class PushRefused extends Error {
+  override name = "PushRefused";
+}
+
+const bad = (m: string): PushRefused => new PushRefused(m);
 
 /** ProtoJSON: a null field is an absent one. */
 function opt(obj: Record<string, unknown>, name: string): unknown {
@@ -77,7 +85,7 @@ export interface ReadOptions {
 
 /**
  * The config's fields other than its task: `id`, `url`, `token`, `authentication`. Throws a
- * invalid-params RpcError naming the field and why.
+ * PushRefused naming the field and why.
  */
 export async function readConfigFields(
   obj: Record<string, unknown>,

@@ -6,7 +6,7 @@
  */
 import type { Registry } from "./registry.ts";
 import type { ResidueItem, TaskRecord } from "./task_record.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 
 export interface CancelContext {
   registry: Registry;

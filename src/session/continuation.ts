@@ -5,7 +5,7 @@
  * answers and delegation outcomes that arrive after the turn ended; README "Crews"), then
  * `lifecycle.keep_working` (README "Hooks and the session loop").
  */
-import { answersMessage, continuingStatus, waitingStatus } from "../crew/answers_message.ts";
+import { answersMessage, continuingStatus, waitingStatus } from "../crew/calls/answers_message.ts";
 import { recordWorking } from "./facts.ts";
 import type { LoopDeps, TaskRun } from "./task_run.ts";
 

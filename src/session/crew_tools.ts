@@ -7,14 +7,14 @@
  * child capsule for one task, its outcome joining the same way. A refusal is a tool error that
  * sends nothing.
  */
-import { delegation } from "../crew/delegation.ts";
-import { memberCall } from "../crew/member_call.ts";
+import { delegation } from "../crew/calls/delegation.ts";
+import { memberCall } from "../crew/calls/member_call.ts";
 import type { SpawnTarget } from "../manifest/types.ts";
 import { newId } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { notReached, type Tool, type ToolResult } from "../tools/types.ts";
 import type { Registry } from "./registry.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 
 export interface CrewToolDeps {
   registry: Registry;

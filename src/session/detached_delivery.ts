@@ -11,7 +11,7 @@ import type { DetachedOutcome } from "../tools/types.ts";
 import { fence } from "../tools/fence.ts";
 import type { DetachedShell } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 
 /** Output of a finished command the completion task carries: its last bytes. */
 export const COMPLETION_OUTPUT_BYTES = 16 * 1024;

@@ -7,7 +7,7 @@
 import type { TraceEventType, TraceFieldsOf } from "../trace_events.ts";
 import type { Registry } from "./registry.ts";
 import type { TaskRecord } from "./task_record.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 
 export interface WorkingFact<K extends TraceEventType> {
   /** The trace line: its type, parent and fields. */

@@ -12,7 +12,7 @@ import type {
   TurnRequest,
 } from "../drivers/types.ts";
 import { ProgressThrottle } from "../drivers/progress.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 import type { TurnSink } from "./turn_sink.ts";
 import { runningTotal } from "../drivers/running_total.ts";
 

@@ -13,7 +13,7 @@ import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import { isHarnessDriver } from "../drivers/harness.ts";
 import { IdSource } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
-import { HandedOff } from "../crew/handed_off.ts";
+import { HandedOff } from "../crew/calls/handed_off.ts";
 import { type Continuation, handedOffWork, keepWorking } from "./continuation.ts";
 import { saveConversation } from "./conversation_record.ts";
 import { HarnessAttempt } from "./harness_attempt.ts";

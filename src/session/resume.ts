@@ -10,7 +10,7 @@ import type { ConversationMessage } from "../drivers/types.ts";
 import { errorMessage, MurError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadConversation } from "./conversation_record.ts";
-import { traceLine } from "./trace.ts";
+import { traceLine } from "../trace_writer.ts";
 
 export interface LostShell {
   workId: string;

@@ -9,7 +9,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { type Histories, TaskLoop } from "./loop.ts";
 import { Registry } from "./registry.ts";
 import type { ResidueItem, TaskRecord } from "./task_record.ts";
-import { TraceWriter } from "./trace.ts";
+import { TraceWriter } from "../trace_writer.ts";
 import type { TraceFieldsOf } from "../trace_events.ts";
 import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";

@@ -5,7 +5,8 @@
  */
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import type { Manifest } from "../manifest/types.ts";
-import type { OtelExport } from "../otel/export.ts";
+import type { TraceFieldsOf } from "../trace_events.ts";
+import type { TraceLine } from "../trace_writer.ts";
 import type { Tool } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
 import type { ToolDispatcher } from "./task_run.ts";
@@ -36,7 +37,11 @@ export interface SessionOptions {
   warn(line: string): void;
   clock?: () => number;
   /** OpenTelemetry export (src/otel/export.ts): sees every trace line, flushed at the end. */
-  otel?: Pick<OtelExport, "line" | "finish">;
+  otel?: {
+    line(line: TraceLine): void;
+    /** Flushes (bounded) and answers the `otel_export` line's fields. */
+    finish(at: number, exitStatus: string): Promise<TraceFieldsOf["otel_export"]>;
+  };
   /**
    * Push notifications (src/push/push.ts): drained at the end, after the last task event and
    * before `otel_export` and `session_end`, so what was not delivered is in the trace.

@@ -9,7 +9,7 @@ import type { Registry } from "./registry.ts";
 import type { SessionStatus } from "./session_status.ts";
 import type { TaskRecord } from "./task_record.ts";
 import type { TaskCounters } from "./task_run.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 
 /** What every task of the session used, summed as each ends. */
 export class SessionTotals {

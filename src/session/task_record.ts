@@ -4,7 +4,7 @@
  */
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
-import type { HandedOff } from "../crew/handed_off.ts";
+import type { HandedOff } from "../crew/calls/handed_off.ts";
 
 /** Queue lanes (README "The door": user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";

@@ -13,7 +13,7 @@ import type { Hooks } from "./hooks_api.ts";
 import type { Registry } from "./registry.ts";
 import type { SpendMeter } from "./spend.ts";
 import type { TaskRecord } from "./task_record.ts";
-import type { TraceWriter } from "./trace.ts";
+import type { TraceWriter } from "../trace_writer.ts";
 import type { Workdir } from "./workdir.ts";
 
 export interface ToolDispatcher {

@@ -5,7 +5,7 @@
  * policy hook is the loop's. What reached a tool is fenced under `tool:<name>`.
  */
 import { errorMessage } from "../errors.ts";
-import type { ToolCall, ToolSpec } from "../drivers/types.ts";
+import type { ToolCall, ToolSpec } from "./types.ts";
 import type { CapabilitiesConfig, ToolConfig } from "../manifest/types.ts";
 import { CommandTool } from "./command.ts";
 import { DetachedShells } from "./detached.ts";

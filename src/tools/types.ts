@@ -3,7 +3,21 @@
  * (fenced when `fenceSource` is a string); the loop copies these fields into the artifact frame
  * and the trace.
  */
-import type { JsonSchema } from "../drivers/types.ts";
+/** A JSON Schema object as tools declare it. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The parsed input object; `{}` when the model sent none. */
+  input: Record<string, unknown>;
+}
 
 export interface ImageResult {
   mediaType: string;

@@ -4,7 +4,7 @@ import {
   ok as assert,
   rejects as assertRejects,
 } from "node:assert/strict";
-import { listRunningRecords, removeRunningRecord } from "../../src/cli/running_records.ts";
+import { listRunningRecords, removeRunningRecord } from "../../src/home/running_records.ts";
 import { parseSessionAddress, resolveSession } from "../../src/cli/session_address.ts";
 import { MurError } from "../../src/errors.ts";
 import { startFakeDoor } from "../watch/fake_door.ts";

@@ -1,7 +1,7 @@
 /** `mur cancel` and `mur ps` as subprocesses against fake doors and real running records. */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { formatUptime } from "../../src/cli/ps.ts";
-import { listRunningRecords } from "../../src/cli/running_records.ts";
+import { listRunningRecords } from "../../src/home/running_records.ts";
 import { startFakeDoor } from "../watch/fake_door.ts";
 import { fakeSessionId, runMur, tempHome, writeRecord } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 /** Running the real CLI (`deno run -A main.ts …`) as a subprocess, with bounded waits. */
-import { type RunningRecord, writeRunningRecord } from "../../src/cli/running_records.ts";
+import { type RunningRecord, writeRunningRecord } from "../../src/home/running_records.ts";
 import { killTree } from "../helpers/kill_tree.ts";
 
 export const MAIN = new URL("../../main.ts", import.meta.url).pathname;

@@ -1,11 +1,11 @@
 /**
- * A running record read back (src/cli/running_records.ts parseRunningRecord) accepts and keeps what
+ * A running record read back (src/home/running_records.ts parseRunningRecord) accepts and keeps what
  * the zod schema it replaced did: checked on listed and generated records against that schema.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { z } from "zod";
-import { parseRunningRecord } from "../../src/cli/running_records.ts";
+import { parseRunningRecord } from "../../src/home/running_records.ts";
 
 /** The schema running records were read with before issue 18, verbatim. */
 const RecordSchema = z.object({

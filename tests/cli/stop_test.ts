@@ -3,7 +3,7 @@
  * the output lines, SIGTERM, escalation to SIGKILL, and the record's removal.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { listRunningRecords } from "../../src/cli/running_records.ts";
+import { listRunningRecords } from "../../src/home/running_records.ts";
 import { startFakeDoor } from "../watch/fake_door.ts";
 import { fakeSessionId, runMur, tempHome, writeRecord } from "./helpers.ts";
 

@@ -3,7 +3,7 @@
  * `mur ps` and `mur stop` as subprocesses, each with its own MURMUR_HOME.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { listRunningRecords } from "../../src/cli/running_records.ts";
+import { listRunningRecords } from "../../src/home/running_records.ts";
 import { LineReader, MAIN, runMur, spawnMur, tempHome } from "./helpers.ts";
 
 const MANIFEST = `name: realwatch

@@ -1,11 +1,11 @@
 /**
- * ChildCapsule (src/crew/child_capsule.ts) on real `mur run` children: the readiness line read
+ * ChildCapsule (src/crew/calls/child_capsule.ts) on real `mur run` children: the readiness line read
  * and served, stop() ending the session cleanly, the lifeline ending it, a death noticed, and a
  * child that never comes up reported as E-RUN-045 with nothing left running.
  */
 import { deepStrictEqual as assertEquals, ok as assert, rejects } from "node:assert/strict";
 import { stringify } from "yaml";
-import { ChildCapsule } from "../../src/crew/child_capsule.ts";
+import { ChildCapsule } from "../../src/crew/calls/child_capsule.ts";
 import { MurError } from "../../src/errors.ts";
 import { pidAlive } from "../../src/process_liveness.ts";
 import { killTree } from "../helpers/kill_tree.ts";

@@ -1,12 +1,12 @@
 /**
- * `mur run --roster` on real processes (src/crew/launch.ts): a formation of three comes up with
+ * `mur run --roster` on real processes (src/crew/formation/launch.ts): a formation of three comes up with
  * one readiness line, wires its callers with edge tokens that reach only what an edge allows,
  * and ends together however it ends — the entry member's end, SIGTERM, SIGKILL of the launcher,
  * a member killed mid-run.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { pidAlive } from "../../src/process_liveness.ts";
-import type { CrewFile } from "../../src/crew/crew_file.ts";
+import type { CrewFile } from "../../src/crew/calls/crew_file.ts";
 import { runMur } from "../cli/helpers.ts";
 import { until } from "../helpers/until.ts";
 import {

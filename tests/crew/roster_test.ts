@@ -1,8 +1,13 @@
 /**
- * The roster (src/crew/roster.ts): what it admits, and one coded refusal per fault, in order.
+ * The roster (src/crew/formation/roster.ts): what it admits, and one coded refusal per fault, in order.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { admitMembers, admitRoster, calleesOf, loadRoster } from "../../src/crew/roster.ts";
+import {
+  admitMembers,
+  admitRoster,
+  calleesOf,
+  loadRoster,
+} from "../../src/crew/formation/roster.ts";
 import { MurError } from "../../src/errors.ts";
 
 function refusal(text: string): MurError {

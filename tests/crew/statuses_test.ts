@@ -1,10 +1,10 @@
 /**
  * Seed 000's "Working status messages" for handed-off work, exactly, including the `; ` join
- * when both kinds are out or arrived (src/crew/answers_message.ts).
+ * when both kinds are out or arrived (src/crew/calls/answers_message.ts).
  */
 import assert from "node:assert/strict";
-import { continuingStatus, waitingStatus } from "../../src/crew/answers_message.ts";
-import type { HandedOffWork } from "../../src/crew/handed_off.ts";
+import { continuingStatus, waitingStatus } from "../../src/crew/calls/answers_message.ts";
+import type { HandedOffWork } from "../../src/crew/calls/handed_off.ts";
 
 const work = (kind: "call" | "delegation"): HandedOffWork => ({
   kind,

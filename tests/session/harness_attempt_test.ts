@@ -23,7 +23,7 @@ import { HarnessAttempt, KILLED_ON_CANCEL } from "../../src/session/harness_atte
 import { type InferenceEvent, NO_HOOKS } from "../../src/session/hooks_api.ts";
 import { Registry } from "../../src/session/registry.ts";
 import { type LoopDeps, TaskCounters, type TaskRun } from "../../src/session/task_run.ts";
-import { TraceWriter } from "../../src/session/trace.ts";
+import { TraceWriter } from "../../src/trace_writer.ts";
 import type { HarnessTraceFields } from "../../src/trace_events.ts";
 import type { ToolResult } from "../../src/tools/types.ts";
 

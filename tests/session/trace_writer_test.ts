@@ -1,10 +1,10 @@
 /**
- * The trace writer (src/session/trace.ts) takes only the lines src/trace_events.ts names, and
+ * The trace writer (src/trace_writer.ts) takes only the lines src/trace_events.ts names, and
  * writes each envelope first, then the fields in the caller's order (README "Files": trace.jsonl).
  */
 import assert from "node:assert/strict";
 import { IdSource } from "../../src/ids.ts";
-import { traceLine, TraceWriter } from "../../src/session/trace.ts";
+import { traceLine, TraceWriter } from "../../src/trace_writer.ts";
 
 Deno.test("trace writer: envelope first, then the fields in order; ids parent later lines", () => {
   const dir = Deno.makeTempDirSync();

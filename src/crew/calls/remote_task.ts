@@ -13,12 +13,12 @@
  * stopped (the caller's task canceled or ended, or the deadline) cancels the member's task, so no
  * member work outlives the task that asked for it.
  */
-import { stateWord, type TaskState } from "../a2a/types.ts";
+import { stateWord, type TaskState } from "../../a2a/types.ts";
 import type { CrewMember } from "./crew_file.ts";
 import type { HandedOffWork } from "./handed_off.ts";
 import { followMemberTask } from "./member_follow.ts";
 import { describeFailure, type DoorAnswer, memberRpc } from "./member_door.ts";
-import { abortableSleep as sleep } from "../abortable_sleep.ts";
+import { abortableSleep as sleep } from "../../abortable_sleep.ts";
 
 export type CallStatus =
   | "completed"

@@ -5,9 +5,9 @@
  * followed like a member call (remote_task.ts); once the outcome is read, or the delegation is
  * stopped, the child is ended. A child that dies mid-task is `crashed`.
  */
-import { errorMessage } from "../errors.ts";
-import type { SpawnTarget } from "../manifest/types.ts";
-import type { TraceWriter } from "../session/trace.ts";
+import { errorMessage } from "../../errors.ts";
+import type { SpawnTarget } from "../../manifest/types.ts";
+import type { TraceWriter } from "../../trace_writer.ts";
 import { ChildCapsule } from "./child_capsule.ts";
 import { RemoteTask } from "./remote_task.ts";
 

@@ -4,9 +4,9 @@
  * so what a SIGKILL interrupts is only the line being written, and the order is the call order.
  * What a line may hold is `src/trace_events.ts`: the writer takes nothing else.
  */
-import { errorMessage, MurError } from "../errors.ts";
-import { IdSource } from "../ids.ts";
-import type { TraceEvent, TraceEventType, TraceFieldsOf } from "../trace_events.ts";
+import { errorMessage, MurError } from "./errors.ts";
+import { IdSource } from "./ids.ts";
+import type { TraceEvent, TraceEventType, TraceFieldsOf } from "./trace_events.ts";
 
 /** The envelope every line opens with. */
 export interface TraceEnvelope {
@@ -15,6 +15,9 @@ export interface TraceEnvelope {
   session_id: string;
   timestamp: number;
 }
+
+/** One trace line as the writer wrote it: envelope and fields (what an observer is told). */
+export type TraceLine = TraceEvent & TraceEnvelope;
 
 /** One line's text (with its newline): the envelope, then the fields in the caller's order. */
 export function traceLine<K extends TraceEventType>(

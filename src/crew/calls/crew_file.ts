@@ -82,7 +82,7 @@ function readMember(file: string, name: string): CrewMember | string {
   return `crew file does not name '${name}'`;
 }
 
-/** The variables the launcher sets on a caller (src/crew/launch.ts). */
+/** The variables the launcher sets on a caller (src/crew/formation/launch.ts). */
 export const CREW_CALLEES_ENV = "MURMUR_CREW_CALLEES";
 export const CREW_FILE_ENV = "MURMUR_CREW_FILE";
 

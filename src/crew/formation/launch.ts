@@ -1,22 +1,25 @@
 /**
  * `mur run --roster <file>` (README "Crews"): admits the roster, starts every member launched
- * here as its own `mur run` child on loopback (src/crew/child_capsule.ts) — every other member
+ * here as its own `mur run` child on loopback (src/crew/calls/child_capsule.ts) — every other member
  * first, each waited for, then the entry member with the task — wires each caller with its
  * callees (crew file, edge tokens), prints one readiness line, and ends the members together.
  *
  * Endings: the entry member ends → every member is stopped; SIGINT/SIGTERM → every member is
  * stopped (a second one kills their process groups at once); another member dies → logged, the
  * formation goes on and calls to it fail; the launcher killed → every lifeline closes and the
- * members end by themselves (src/crew/lifeline.ts).
+ * members end by themselves (src/crew/calls/lifeline.ts).
  */
-import { errorMessage, MurError } from "../errors.ts";
-import { newId } from "../ids.ts";
-import { mintEdgeToken } from "../door/auth.ts";
-import { murmurHome } from "../cli/running_records.ts";
-import { usageError } from "../cli/args.ts";
-import { type RunFlags, USAGE } from "../cli/run_inputs.ts";
-import { ChildCapsule, killGroup } from "./child_capsule.ts";
-import { CREW_CALLEES_ENV, CREW_FILE_ENV, type CrewMember, writeCrewFile } from "./crew_file.ts";
+import { errorMessage, MurError } from "../../errors.ts";
+import { newId } from "../../ids.ts";
+import { mintEdgeToken } from "../../door/auth.ts";
+import { murmurHome } from "../../home/running_records.ts";
+import { ChildCapsule, killGroup } from "../calls/child_capsule.ts";
+import {
+  CREW_CALLEES_ENV,
+  CREW_FILE_ENV,
+  type CrewMember,
+  writeCrewFile,
+} from "../calls/crew_file.ts";
 import {
   type FormationRecord,
   removeFormationRecord,
@@ -25,17 +28,12 @@ import {
 import { CREW_DOOR_ENV, FORMATION_ID_ENV } from "./membership.ts";
 import { calleesOf, loadRoster, type Roster, type RosterMember } from "./roster.ts";
 
-/** Flags that name one capsule's own setup: each member's manifest decides these. */
-const CONFLICTS = [
-  "manifest",
-  "context",
-  "resume",
-  "workdir",
-  "bind",
-  "port",
-  "lifecycle-task-acceptance",
-  "lifecycle-after-task",
-] as const;
+/** What `mur run --roster` was given (src/cli/run.ts refuses the flags that do not go with it). */
+export interface RosterLaunch {
+  roster: string;
+  task?: string;
+  json?: boolean;
+}
 
 /** How long a member has to end after its lifeline closes and SIGTERM, before SIGKILL. */
 export const MEMBER_STOP_GRACE_MS = 10_000;
@@ -46,23 +44,14 @@ interface Running {
   stopped?: Promise<void>;
 }
 
-export async function runRoster(v: RunFlags): Promise<number> {
-  for (const flag of CONFLICTS) {
-    if (v[flag] !== undefined) {
-      throw usageError(
-        "run",
-        `--${flag} does not go with --roster: each member runs from its own manifest`,
-        USAGE,
-      );
-    }
-  }
+export async function runRoster(v: RosterLaunch): Promise<number> {
   if (Deno.env.get(FORMATION_ID_ENV) !== undefined) {
     throw new MurError(
       "E-RUN-046",
       `mur run --roster inside a formation (${FORMATION_ID_ENV} is set): a member does not launch formations`,
     );
   }
-  const roster = await loadRoster(v.roster!);
+  const roster = await loadRoster(v.roster);
   const f = new Formation(roster, v);
   return await f.run();
 }
@@ -76,7 +65,7 @@ class Formation {
   #signal: number | null = null;
   #signals = 0;
 
-  constructor(readonly roster: Roster, readonly v: RunFlags) {
+  constructor(readonly roster: Roster, readonly v: RosterLaunch) {
     this.dir = `${murmurHome()}/formations/${this.id}`;
   }
 
@@ -145,7 +134,7 @@ class Formation {
     return st.signal ? 128 + signalNumber(st.signal) : st.code;
   }
 
-  /** A member's private door file: its name and the formation key (src/crew/membership.ts). */
+  /** A member's private door file: its name and the formation key (src/crew/formation/membership.ts). */
   async #writeDoorFile(m: RosterMember): Promise<void> {
     const path = `${this.dir}/${m.name}.door.json`;
     const key = btoa(String.fromCharCode(...this.key)).replace(/\+/g, "-").replace(/\//g, "_")

@@ -4,7 +4,7 @@
  * that carries every answer of a round, each fenced under `member:<name>` or
  * `delegation:<capsule>` whatever the task's trust (formation-facts.md §3 "How answers rejoin").
  */
-import { fence } from "../tools/fence.ts";
+import { fence } from "../../tools/fence.ts";
 import type { HandedOffWork, Outstanding } from "./handed_off.ts";
 import type { CallAnswer } from "./remote_task.ts";
 

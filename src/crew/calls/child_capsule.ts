@@ -1,8 +1,8 @@
 /**
  * A capsule this mur starts as a child process (README "Crews"): a formation member
- * (src/crew/launch.ts) or a delegated child (`delegate-task`). It runs `mur run --manifest <path>
+ * (src/crew/formation/launch.ts) or a delegated child (`delegate-task`). It runs `mur run --manifest <path>
  * --json --bind 127.0.0.1` as the leader of its own process group, with a lifeline on its stdin
- * (src/crew/lifeline.ts), so it ends when this process ends however that happens. It inherits this
+ * (src/crew/calls/lifeline.ts), so it ends when this process ends however that happens. It inherits this
  * process's environment except what makes a formation member (`MURMUR_FORMATION_ID`,
  * `MURMUR_CREW_*`), which only its starter gives it.
  *
@@ -12,9 +12,9 @@
  * `stop()` ends it: lifeline closed, SIGTERM 2 s later if it still runs, SIGKILL of its group
  * after `graceMs`.
  */
-import { MurError } from "../errors.ts";
-import { trackGroup } from "../process_groups.ts";
-import { groupLeaderSpawn } from "../tools/group_leader.ts";
+import { MurError } from "../../errors.ts";
+import { trackGroup } from "../../process_groups.ts";
+import { groupLeaderSpawn } from "../../tools/group_leader.ts";
 import { LIFELINE_ENV } from "./lifeline.ts";
 
 /** The `--json` readiness line of `mur run` (README "Running a capsule: `mur run`"). */
@@ -48,7 +48,7 @@ export interface ChildOptions {
   label?: string;
 }
 
-/** Variables a child never inherits from this process (src/crew/launch.ts sets them itself). */
+/** Variables a child never inherits from this process (src/crew/formation/launch.ts sets them itself). */
 const MEMBERSHIP_ENV = [
   "MURMUR_FORMATION_ID",
   "MURMUR_CREW_DOOR",
@@ -69,7 +69,7 @@ const STDERR_TAIL = 8;
 /** How this program runs `mur`: the binary itself, or `deno run -A main.ts` in development. */
 export function murCommand(): { program: string; args: string[] } {
   if (Deno.build.standalone) return { program: Deno.execPath(), args: [] };
-  const main = new URL("../../main.ts", import.meta.url).pathname;
+  const main = new URL("../../../main.ts", import.meta.url).pathname;
   return { program: Deno.execPath(), args: ["run", "-A", main] };
 }
 

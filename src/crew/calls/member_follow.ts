@@ -7,13 +7,13 @@
  * will not stream to this caller at all (its token lacks the SubscribeToTask scope: 401/403, or
  * the method is unknown there) is the task read with GetTask every 500 ms instead.
  */
-import { isTerminal, type TaskState } from "../a2a/types.ts";
-import { RPC_ERRORS } from "../diagnostics.ts";
-import { errorMessage } from "../errors.ts";
-import { sseEvents } from "../watch/sse.ts";
+import { isTerminal, type TaskState } from "../../a2a/types.ts";
+import { RPC_ERRORS } from "../../diagnostics.ts";
+import { errorMessage } from "../../errors.ts";
+import { sseEvents } from "../../watch/sse.ts";
 import type { CrewMember } from "./crew_file.ts";
 import { describeFailure, memberHeaders, memberRpc } from "./member_door.ts";
-import { abortableSleep as pause } from "../abortable_sleep.ts";
+import { abortableSleep as pause } from "../../abortable_sleep.ts";
 
 export type Followed =
   /** The ended task as GetTask answers it. */

@@ -7,7 +7,7 @@
  * (the reference runtime's `MURMUR_FORMATION_LIFELINE` fd: shared/reference/formation-facts.md §2).
  */
 
-/** Set to `stdin` by the starter (src/crew/child_capsule.ts); nothing else turns it on. */
+/** Set to `stdin` by the starter (src/crew/calls/child_capsule.ts); nothing else turns it on. */
 export const LIFELINE_ENV = "MURMUR_LIFELINE";
 
 /** How long a session whose lifeline closed may take to end before it exits 143 regardless. */

@@ -4,7 +4,7 @@
  * runs in its `peer` lane; src/door/server.ts `ctxFor`). Every way a request can go wrong comes
  * back as a value, so a call always ends with an answer.
  */
-import { errorMessage } from "../errors.ts";
+import { errorMessage } from "../../errors.ts";
 import type { CrewMember } from "./crew_file.ts";
 
 export type DoorAnswer =

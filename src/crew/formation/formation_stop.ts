@@ -11,14 +11,13 @@
  *
  * The report names the launcher's ending and each member's (its trace's session_end).
  */
-import { MurError } from "../errors.ts";
-import { pidAlive, processStart } from "../process_liveness.ts";
-import { removeRunningRecord } from "../cli/running_records.ts";
-import { writeOut } from "../cli/output.ts";
+import { MurError } from "../../errors.ts";
+import { pidAlive, processStart } from "../../process_liveness.ts";
+import { removeRunningRecord } from "../../home/running_records.ts";
 import { type FormationMemberRecord, readFormationRecord } from "./formation_record.ts";
 import { launcherAlive, pruneFormation } from "./formation_ps.ts";
 import { MEMBER_STOP_GRACE_MS } from "./launch.ts";
-import { LIFELINE_GRACE_MS } from "./lifeline.ts";
+import { LIFELINE_GRACE_MS } from "../calls/lifeline.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -49,7 +48,8 @@ async function ending(m: FormationMemberRecord): Promise<string> {
   return "no session_end";
 }
 
-export async function stopFormation(id: string, timeoutMs: number): Promise<number> {
+/** Stops formation `id` and answers what `mur stop` prints (src/cli/stop.ts writes it). */
+export async function stopFormation(id: string, timeoutMs: number): Promise<string> {
   const rec = await readFormationRecord(id);
   if (!rec) {
     throw new MurError(
@@ -100,6 +100,5 @@ export async function stopFormation(id: string, timeoutMs: number): Promise<numb
   for (const m of members) {
     lines.push(`member:   ${m.name.padEnd(width)}  ${m.session_id}  ${await ending(m)}`);
   }
-  await writeOut(lines.join("\n") + "\n");
-  return 0;
+  return lines.join("\n") + "\n";
 }

@@ -166,7 +166,7 @@ export async function listRunningRecords(home: string = murmurHome()): Promise<R
   }
   for (const entry of entries) {
     if (!entry.isFile || !entry.name.endsWith(".json")) continue;
-    // A formation's record (src/crew/formation_record.ts) lives here too; it is not a session's.
+    // A formation's record (src/crew/formation/formation_record.ts) lives here too; it is not a session's.
     if (/^frm_[0-9a-f]{32}\.json$/.test(entry.name)) continue;
     const path = `${dir}/${entry.name}`;
     let text: string;

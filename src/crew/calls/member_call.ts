@@ -2,7 +2,7 @@
  * One `call-member` call (README "Crews"): a remote task (remote_task.ts) sent to the member the
  * crew file names, with the `member_call_*` trace lines.
  */
-import type { TraceWriter } from "../session/trace.ts";
+import type { TraceWriter } from "../../trace_writer.ts";
 import { memberAddress } from "./crew_file.ts";
 import { BUSY_MESSAGE, RemoteTask } from "./remote_task.ts";
 

@@ -10,10 +10,10 @@
  *   deletes the file once the member is ready.
  *
  * The callee side of a caller (`MURMUR_CREW_CALLEES`, `MURMUR_CREW_FILE`) is read by the member
- * tools at call time (src/crew/crew_file.ts), not here.
+ * tools at call time (src/crew/calls/crew_file.ts), not here.
  */
-import { errorMessage, MurError } from "../errors.ts";
-import type { FormationDoor } from "../door/auth.ts";
+import { errorMessage, MurError } from "../../errors.ts";
+import type { FormationDoor } from "../../door/auth.ts";
 
 export const FORMATION_ID_ENV = "MURMUR_FORMATION_ID";
 export const CREW_DOOR_ENV = "MURMUR_CREW_DOOR";

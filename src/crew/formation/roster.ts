@@ -6,9 +6,9 @@
  * first fault; members are taken in roster order. Nothing is started before the whole roster
  * is admitted.
  */
-import { errorMessage, MurError } from "../errors.ts";
-import { loadManifest, parseYaml } from "../manifest/load.ts";
-import { pathError } from "../path_errors.ts";
+import { errorMessage, MurError } from "../../errors.ts";
+import { loadManifest, parseYaml } from "../../manifest/load.ts";
+import { pathError } from "../../path_errors.ts";
 
 export const ROSTER_VERSION = 1;
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;

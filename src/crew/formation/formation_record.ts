@@ -5,8 +5,8 @@
  * it; `mur stop <frm id>` signals the launcher it names. Like a session record it is only a
  * hint: the launcher's pid and start time are checked before anything is signalled.
  */
-import { processStart } from "../process_liveness.ts";
-import { murmurHome, runningDir } from "../cli/running_records.ts";
+import { processStart } from "../../process_liveness.ts";
+import { murmurHome, runningDir } from "../../home/running_records.ts";
 import { FORMATION_ID } from "./membership.ts";
 
 export interface FormationMemberRecord {

@@ -4,8 +4,8 @@
  * launcher is gone (killed: it could not remove its record) is pruned with its folder, and named
  * on stderr like a pruned session.
  */
-import { pidAlive, processStart } from "../process_liveness.ts";
-import { murmurHome, type RunningRecord } from "../cli/running_records.ts";
+import { pidAlive, processStart } from "../../process_liveness.ts";
+import { murmurHome, type RunningRecord } from "../../home/running_records.ts";
 import {
   type FormationRecord,
   listFormationRecords,
