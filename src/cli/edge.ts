@@ -5,7 +5,7 @@
  * supervisor or a test knows its address.
  */
 import { MurError } from "../errors.ts";
-import { parseRedisUrl } from "../cluster/redis.ts";
+import { parseRedisUrl } from "../cluster/redis_url.ts";
 import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES } from "../door/auth.ts";
 import { startEdge } from "../edge/server.ts";
 import { badValue, parse, usageError } from "./args.ts";

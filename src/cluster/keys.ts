@@ -12,6 +12,12 @@ export const STREAM_MAXLEN = 1024;
 export const KEY_TTL_SECS = 30;
 /** …which comes this often while it runs. */
 export const REFRESH_MS = 10_000;
+/**
+ * The liveness key lives this long past each refresh: a refresh missed by more than a fifth of an
+ * interval lets it lapse, and edges end the session's streams (src/edge/stream_reader.ts) long
+ * before its other keys expire.
+ */
+export const ALIVE_TTL_MS = REFRESH_MS + 2000;
 
 export const sessionKeys = (sessionId: string) => ({
   /** XADD `<event id>-0` per numbered event; `<last id>-1` marks the end of the session's stream. */
@@ -20,13 +26,14 @@ export const sessionKeys = (sessionId: string) => ({
   tasks: `mur:{${sessionId}}:tasks`,
   /** door, name, conversationMode, acceptsTasks, auth, card, extendedCard */
   meta: `mur:{${sessionId}}:meta`,
+  /** Set with a TTL of ALIVE_TTL_MS at every refresh: present while the capsule runs. */
+  alive: `mur:{${sessionId}}:alive`,
+  /** Pub/sub channel: the newest event id, after each write of events (edges read on). */
+  wake: `mur:{${sessionId}}:wake`,
 });
 
-/** SCAN pattern of every session's meta key. */
-export const META_PATTERN = "mur:{*}:meta";
-
-/** The session id in a meta key, or null. */
-export function sessionOfMeta(key: string): string | null {
-  const m = /^mur:\{([^}]+)\}:meta$/.exec(key);
+/** The session a wake channel names, or null. */
+export function sessionOfWake(channel: string): string | null {
+  const m = /^mur:\{([^}]+)\}:wake$/.exec(channel);
   return m ? m[1] : null;
 }

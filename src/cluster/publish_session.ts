@@ -9,7 +9,8 @@ import type { ClusterConfig, Manifest } from "../manifest/types.ts";
 import { takesTasks } from "../session/lifecycle.ts";
 import type { TraceWriter } from "../trace_writer.ts";
 import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
-import { parseRedisUrl } from "./redis.ts";
+import { openRedis, readCa } from "./client.ts";
+import { parseRedisUrl } from "./redis_url.ts";
 
 /**
  * The session's token key from `MURMUR_CLUSTER_KEY`, or undefined (a random key, and W-CLU-002 on
@@ -55,7 +56,7 @@ export function startPublishing(p: PublishInput): Publisher {
   if (typeof target === "string") throw new Error(`cluster.redis: ${target}`);
   const door = p.cluster.advertise ?? `http://${p.doorAddress}`;
   return new Publisher({
-    target,
+    client: openRedis(target, { ca: readCa(p.env("MURMUR_REDIS_CA"), p.warn) }),
     session: p.session,
     facts: () => ({
       door,

@@ -18,8 +18,8 @@ import type { EventLog, LogEntry } from "../events/log.ts";
 import type { Subscription } from "../events/subscription.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
-import { KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
-import { RedisConn, RedisDown, RedisReplyError, type RedisTarget, type Reply } from "./redis.ts";
+import { ALIVE_TTL_MS, KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
+import { type Command, type RedisClient, RedisReplyError, type Reply } from "./client.ts";
 import { closedId, entryFields, entryId } from "./stream_entry.ts";
 
 /** Events held for publishing while Redis does not take them. */
@@ -39,7 +39,8 @@ export interface PublishedSession {
 }
 
 export interface PublisherOptions {
-  target: RedisTarget;
+  /** Owned by the publisher from here: closed by `stop`. */
+  client: RedisClient;
   session: PublishedSession;
   /** The meta hash's fields (door, card, extendedCard, conversationMode, …): read at each sync. */
   facts(): Record<string, string>;
@@ -62,7 +63,6 @@ export class Publisher {
   #lostSinceDown = 0;
   #down = false;
   #stopping = false;
-  #conn: RedisConn | null = null;
   #tasksSent = new Map<string, string>();
   #lastRefresh = 0;
   #wake: (() => void) | null = null;
@@ -94,7 +94,7 @@ export class Publisher {
     clearTimeout(timer);
     clearInterval(this.#timer);
     this.#sub.close();
-    this.#conn?.close();
+    this.#o.client.close();
   }
 
   #nudge(): void {
@@ -107,18 +107,17 @@ export class Publisher {
     let backoff = 100;
     while (true) {
       try {
-        this.#conn ??= await RedisConn.connect(this.#o.target);
-        await this.#sync(this.#conn);
+        // The client reconnects by itself (client.ts); this waits for it, or reports the outage.
+        await this.#o.client.ready(2000);
+        await this.#sync();
         if (this.#down) {
           this.#down = false;
           this.#o.report({ state: "up", lost: this.#lostSinceDown });
           this.#lostSinceDown = 0;
         }
         backoff = 100;
-        if (await this.#follow(this.#conn)) return;
+        if (await this.#follow()) return;
       } catch (e) {
-        this.#conn?.close();
-        this.#conn = null;
         if (!this.#down) {
           this.#down = true;
           this.#o.report({ state: "down", error: (e as Error).message });
@@ -144,30 +143,32 @@ export class Publisher {
     });
   }
 
-  /** After a (re)connect: where the stream ends, and every fact written again. */
-  async #sync(c: RedisConn): Promise<void> {
-    const last = await c.must(["XREVRANGE", this.#keys.events, "+", "-", "COUNT", 1]);
+  /**
+   * After a (re)connect: where the stream ends, and every fact written again. A stream that ends
+   * below what was published (a replica promoted before it had the newest writes) is filled again
+   * from the queue or the replay ring, as after an outage; an empty one (a Redis restarted with
+   * nothing) is written on from here.
+   */
+  async #sync(): Promise<void> {
+    const last = await this.#o.client.call(["XREVRANGE", this.#keys.events, "+", "-", "COUNT", 1]);
     if (Array.isArray(last) && Array.isArray(last[0])) {
       const top = Number(String(last[0][0]).split("-")[0]);
-      if (Number.isSafeInteger(top) && top > this.#published) this.#published = top;
+      if (Number.isSafeInteger(top)) this.#published = top;
     }
     this.#tasksSent.clear();
     this.#lastRefresh = 0;
   }
 
   /** Publishes as events come; returns true once the stream has ended and all is written. */
-  async #follow(c: RedisConn): Promise<boolean> {
+  async #follow(): Promise<boolean> {
     for (;;) {
       this.#take();
-      await this.#publish(c);
+      await this.#publish();
       if (this.#sub.ended && this.#sub.pending === 0 && this.#pending.length === 0) {
-        await this.#must(c, [[
-          "XADD",
-          this.#keys.events,
-          closedId(this.#published),
-          "closed",
-          "1",
-        ]]);
+        await this.#must([
+          ["XADD", this.#keys.events, closedId(this.#published), "closed", "1"],
+          ["PUBLISH", this.#keys.wake, closedId(this.#published)],
+        ]);
         return true;
       }
       if (this.#stopping && this.#sub.pending === 0) {
@@ -193,7 +194,7 @@ export class Publisher {
     }
   }
 
-  async #publish(c: RedisConn): Promise<void> {
+  async #publish(): Promise<void> {
     // What the queue lost: from the log's ring when it still holds it, else a hole.
     const first = this.#pending[0]?.id ?? this.#o.session.log.lastId + 1;
     if (first > this.#published + 1) {
@@ -217,7 +218,11 @@ export class Publisher {
         entryId(e.id),
         ...entryFields(e),
       ]);
-      const replies = await this.#must(c, at === 0 ? [...cmds, ...facts] : cmds);
+      // The wake tells the edges following the session to read on (src/edge/stream_reader.ts).
+      const wake: Command[] = batch.length
+        ? [["PUBLISH", this.#keys.wake, entryId(batch[batch.length - 1].id)]]
+        : [];
+      const replies = await this.#must(at === 0 ? [...cmds, ...facts, ...wake] : [...cmds, ...wake]);
       for (let i = 0; i < batch.length; i++) {
         const r = replies[i];
         // An id Redis already holds (a batch sent again after a lost reply) is refused: fine.
@@ -230,8 +235,8 @@ export class Publisher {
   }
 
   /** Tasks changed since they were last written, the meta hash and the keys' expiry when due. */
-  #factCommands(): (string | number)[][] {
-    const cmds: (string | number)[][] = [];
+  #factCommands(): Command[] {
+    const cmds: Command[] = [];
     const hset: string[] = [];
     for (const t of this.#o.session.registry.all()) {
       const sig = `${t.state}|${t.changedAt}|${t.residue.length}|${t.response ? 1 : 0}`;
@@ -245,6 +250,7 @@ export class Publisher {
       if (now - this.#lastRefresh >= REFRESH_MS - 500) {
         const facts = Object.entries(this.#o.facts()).flat();
         if (facts.length) cmds.push(["HSET", this.#keys.meta, ...facts]);
+        cmds.push(["SET", this.#keys.alive, "1", "PX", ALIVE_TTL_MS]);
         this.#lastRefresh = now;
       }
       for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta]) {
@@ -254,8 +260,7 @@ export class Publisher {
     return cmds;
   }
 
-  async #must(c: RedisConn, cmds: (string | number)[][]): Promise<Reply[]> {
-    if (c.broken) throw new RedisDown(`connection to ${this.#o.target.shown} lost`);
-    return await c.pipeline(cmds);
+  #must(cmds: Command[]): Promise<(Reply | RedisReplyError)[]> {
+    return this.#o.client.pipeline(cmds);
   }
 }

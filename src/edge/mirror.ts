@@ -1,24 +1,23 @@
 /**
- * One session as an edge follows it (README "Beyond one machine"): an `EventLog` of its own, fed
- * from the session's Redis stream with the capsule's ids (`appendMirrored`), so the edge's stream
- * views, replay, gap, lagged and heartbeats are the capsule's own code (src/events/) over the
- * same bytes. It loads the newest 512 entries, then follows with `XREAD BLOCK` on a connection of
- * its own. Redis gone: reported once, retried with backoff; its connections stay open (heartbeats
- * go on) and, back up, it reads on from the last id it holds — a hole in what it reads (events the
- * capsule could not publish) becomes `lagged` for live readers and `gap` for a replay across it.
- * The end marker closes its log, as the capsule's stream ending does; so does the session's meta
- * key having expired (a capsule that died): its connections end without `capsule-closed`.
+ * One session as an edge follows it (docs/edge.md): an `EventLog` of its own, fed from the
+ * session's Redis stream with the capsule's ids (`appendMirrored`), so the edge's stream views,
+ * replay, gap, lagged and heartbeats are the capsule's own code (src/events/) over the same bytes.
+ * It loads the newest 512 entries, then reads on whenever the edge's one reader
+ * (stream_reader.ts) says so, from the last id it holds — so after an outage a hole in what it
+ * reads (events the capsule could not publish) becomes `lagged` for live readers and `gap` for a
+ * replay across it. The end marker closes its log, as the capsule's stream ending does; so does
+ * the capsule's liveness lapsing (a capsule killed): its connections end without
+ * `capsule-closed`, as they would on the capsule's own door when its process dies.
  */
 import type { StreamResponse, Task, TaskState } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
-import { REFRESH_MS, sessionKeys } from "../cluster/keys.ts";
-import { RedisConn, RedisReplyError, type RedisTarget, type Reply } from "../cluster/redis.ts";
+import { sessionKeys } from "../cluster/keys.ts";
+import type { RedisClient, Reply } from "../cluster/client.ts";
 import { readEntry } from "../cluster/stream_entry.ts";
 import { EventLog, REPLAY_CAPACITY } from "../events/log.ts";
 import type { TaskProbe } from "../events/view.ts";
+import type { Followed } from "./stream_reader.ts";
 
-/** XREAD waits at most this long before it asks again (and checks it should go on). */
-const BLOCK_MS = 2000;
 /** At most this many entries per read (bounds one reply's size). */
 const READ_COUNT = 1000;
 /**
@@ -38,43 +37,76 @@ interface TaskTrack {
   input?: string;
 }
 
-export interface MirrorOptions {
-  target: RedisTarget;
-  sessionId: string;
-  warn(line: string): void;
-}
-
-export class SessionMirror {
+export class SessionMirror implements Followed {
   readonly log = new EventLog();
+  /** Settles once the first read was tried (an edge without Redis serves an empty log). */
   readonly ready: Promise<void>;
-  readonly #o: MirrorOptions;
+  readonly sessionId: string;
   readonly #keys: ReturnType<typeof sessionKeys>;
   readonly #tracks = new Map<string, TaskTrack>();
-  #conn: RedisConn | null = null;
-  #stopped = false;
-  #down = false;
-  #missingMeta = 0;
+  #loaded = false;
+  #tried!: () => void;
   #lastEntry = "0-0";
   /** When the last connection using it went away (for the edge's idle sweep). */
   idleSince = Date.now();
 
-  constructor(o: MirrorOptions) {
-    this.#o = o;
-    this.#keys = sessionKeys(o.sessionId);
-    let loaded!: () => void;
-    this.ready = new Promise((r) => (loaded = r));
-    this.#run(loaded);
-  }
-
-  get sessionId(): string {
-    return this.#o.sessionId;
+  constructor(sessionId: string) {
+    this.sessionId = sessionId;
+    this.#keys = sessionKeys(sessionId);
+    this.ready = new Promise((r) => (this.#tried = r));
   }
 
   /** Stops following; its connections end. */
   stop(): void {
-    this.#stopped = true;
-    this.#conn?.close();
+    this.#tried();
     this.log.close();
+  }
+
+  lapsed(): void {
+    this.stop();
+  }
+
+  /**
+   * The first call loads the newest REPLAY_CAPACITY entries (the mirror's replay buffer to start);
+   * each later one reads what follows the last entry held.
+   */
+  async readOn(c: RedisClient): Promise<boolean> {
+    if (this.log.closed) return false;
+    try {
+      if (!this.#loaded) {
+        const rows = await c.call([
+          "XREVRANGE",
+          this.#keys.events,
+          "+",
+          "-",
+          "COUNT",
+          REPLAY_CAPACITY,
+        ]);
+        this.#loaded = true;
+        if (Array.isArray(rows)) await this.#take(rows.slice().reverse());
+        return true;
+      }
+      const r = await c.call([
+        "XREAD",
+        "COUNT",
+        READ_COUNT,
+        "STREAMS",
+        this.#keys.events,
+        this.#lastEntry,
+      ]);
+      let n = 0;
+      if (Array.isArray(r)) {
+        for (const stream of r) {
+          if (Array.isArray(stream) && Array.isArray(stream[1])) {
+            n += stream[1].length;
+            await this.#take(stream[1]);
+          }
+        }
+      }
+      return n >= READ_COUNT;
+    } finally {
+      this.#tried();
+    }
   }
 
   /** The task as the stream last said, or undefined when the stream has said nothing of it. */
@@ -100,87 +132,6 @@ export class SessionMirror {
         return t?.input ? parse(t.input) : statusOf();
       },
     };
-  }
-
-  async #run(loaded: () => void): Promise<void> {
-    let backoff = 100;
-    let first = true;
-    // Until stopped, or the session's stream has ended (its end marker, or its keys expired).
-    while (!this.#stopped && !this.log.closed) {
-      try {
-        this.#conn = await RedisConn.connect(this.#o.target);
-        if (first) await this.#load(this.#conn);
-        if (this.#down) {
-          this.#down = false;
-          this.#o.warn(
-            `[murmur] edge: ${this.#o.target.shown} answers again; session ${this.#o.sessionId} read on from event ${this.log.lastId}`,
-          );
-        }
-        first = false;
-        loaded();
-        backoff = 100;
-        await this.#follow(this.#conn);
-        this.#conn.close();
-      } catch (e) {
-        this.#conn?.close();
-        this.#conn = null;
-        if (this.#stopped) break;
-        if (!this.#down) {
-          this.#down = true;
-          this.#o.warn(
-            `warning[W-EDGE-001]: ${
-              (e as Error).message
-            }; session ${this.#o.sessionId}: its connections stay open and read on when Redis answers`,
-          );
-        }
-        // A first load that cannot reach Redis still opens the edge's connections (empty).
-        loaded();
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 2000);
-      }
-    }
-  }
-
-  /** The newest REPLAY_CAPACITY entries, oldest first: the mirror's replay buffer to start. */
-  async #load(c: RedisConn): Promise<void> {
-    const rows = await c.must(["XREVRANGE", this.#keys.events, "+", "-", "COUNT", REPLAY_CAPACITY]);
-    if (Array.isArray(rows)) await this.#take(rows.slice().reverse());
-  }
-
-  async #follow(c: RedisConn): Promise<void> {
-    let lastMetaCheck = Date.now();
-    while (!this.#stopped && !this.log.closed) {
-      const r = await c.send([
-        "XREAD",
-        "COUNT",
-        READ_COUNT,
-        "BLOCK",
-        BLOCK_MS,
-        "STREAMS",
-        this.#keys.events,
-        this.#lastEntry,
-      ]);
-      if (r instanceof RedisReplyError) throw r;
-      if (Array.isArray(r)) {
-        for (const stream of r) {
-          if (Array.isArray(stream) && Array.isArray(stream[1])) await this.#take(stream[1]);
-        }
-      }
-      if (Date.now() - lastMetaCheck >= REFRESH_MS) {
-        lastMetaCheck = Date.now();
-        await this.#checkAlive(c);
-      }
-    }
-  }
-
-  /**
-   * The capsule refreshes its keys' expiry while it runs: a meta key missing twice in a row (a
-   * Redis restarted empty gets it back from the capsule within seconds) means it is gone.
-   */
-  async #checkAlive(c: RedisConn): Promise<void> {
-    const n = await c.must(["EXISTS", this.#keys.meta]);
-    this.#missingMeta = n === 0 ? this.#missingMeta + 1 : 0;
-    if (this.#missingMeta >= 2) this.log.close();
   }
 
   async #take(rows: Reply[]): Promise<void> {

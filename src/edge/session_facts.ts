@@ -5,7 +5,7 @@
  */
 import type { Task, TaskState } from "../a2a/types.ts";
 import { sessionKeys } from "../cluster/keys.ts";
-import type { RedisConn } from "../cluster/redis.ts";
+import type { RedisClient } from "../cluster/client.ts";
 import type { ListRow } from "../door/methods.ts";
 
 export interface SessionMeta {
@@ -30,8 +30,8 @@ function pairs(r: unknown): Map<string, string> {
 }
 
 /** The session's meta, or null when Redis holds none (no such session, or it expired). */
-export async function readMeta(c: RedisConn, sessionId: string): Promise<SessionMeta | null> {
-  const m = pairs(await c.must(["HGETALL", sessionKeys(sessionId).meta]));
+export async function readMeta(c: RedisClient, sessionId: string): Promise<SessionMeta | null> {
+  const m = pairs(await c.call(["HGETALL", sessionKeys(sessionId).meta]));
   const door = m.get("door");
   const card = m.get("card");
   if (door === undefined || card === undefined) return null;
@@ -56,18 +56,18 @@ interface Stored {
 
 /** One task as GetTask answers it, or undefined. */
 export async function readTask(
-  c: RedisConn,
+  c: RedisClient,
   sessionId: string,
   id: string,
 ): Promise<Task | undefined> {
-  const raw = await c.must(["HGET", sessionKeys(sessionId).tasks, id]);
+  const raw = await c.call(["HGET", sessionKeys(sessionId).tasks, id]);
   return typeof raw === "string" ? (JSON.parse(raw) as Stored).task : undefined;
 }
 
 /** Every task, as ListTasks rows (src/door/methods.ts `listRows`). */
-export async function readTaskRows(c: RedisConn, sessionId: string): Promise<ListRow[]> {
+export async function readTaskRows(c: RedisClient, sessionId: string): Promise<ListRow[]> {
   const rows: ListRow[] = [];
-  for (const raw of pairs(await c.must(["HGETALL", sessionKeys(sessionId).tasks])).values()) {
+  for (const raw of pairs(await c.call(["HGETALL", sessionKeys(sessionId).tasks])).values()) {
     const s = JSON.parse(raw) as Stored;
     rows.push({
       id: s.task.id,

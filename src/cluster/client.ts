@@ -1,0 +1,281 @@
+/**
+ * The one Redis interface the publisher (publisher.ts) and the edge (src/edge/) use, over ioredis
+ * (docs/edge.md "Redis"): one server, a Redis Cluster reached through any one node (found by asking
+ * that node `INFO cluster`; the client then follows `MOVED` / `ASK` and failovers), or a primary
+ * named by sentinels, over TCP or TLS, with ACL users. ioredis reconnects by itself; while it is
+ * not connected every command fails at once with `RedisDown` (no offline queue), so the callers'
+ * own outage handling (report once, back off, resync) sees the outage rather than a queue that
+ * grows. Loaded only with `cluster:` and by `mur edge` (src/lazy.ts): ioredis brings Node's net and
+ * tls into the process.
+ */
+import { Cluster, Redis, type RedisOptions } from "ioredis";
+import type { RedisTarget } from "./redis_url.ts";
+
+export type { RedisTarget };
+
+/** A reply as ioredis gives it: text, an integer, null or an array of replies. */
+export type Reply = string | number | null | Reply[];
+export type Command = readonly (string | number)[];
+
+/** Redis answered this command with an error reply. */
+export class RedisReplyError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "RedisReplyError";
+  }
+}
+
+/** No connection to Redis (or it broke while the command was out). */
+export class RedisDown extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "RedisDown";
+  }
+}
+
+export interface RedisSubscriber {
+  subscribe(channel: string): void;
+  unsubscribe(channel: string): void;
+  close(): void;
+}
+
+export interface RedisClient {
+  readonly target: RedisTarget;
+  /** "server", "cluster" or "sentinel", once connected; "unknown" until then. */
+  readonly topology: "unknown" | "server" | "cluster" | "sentinel";
+  /** Resolves once connected; rejects with `RedisDown` (naming the last error) after `ms`. */
+  ready(ms: number): Promise<void>;
+  /** One command; an error reply rejects with `RedisReplyError`, no connection with `RedisDown`. */
+  call(cmd: Command): Promise<Reply>;
+  /**
+   * Commands on the keys of one hash slot (one session's keys) in one write; each command's reply
+   * or its error reply. `RedisDown` when the connection is gone.
+   */
+  pipeline(cmds: readonly Command[]): Promise<(Reply | RedisReplyError)[]>;
+  /**
+   * A connection of its own for pub/sub: `onMessage` for each message on a subscribed channel,
+   * `onReady` each time it (re)connects with its subscriptions restored (messages meanwhile are
+   * lost: a subscriber catches up by reading).
+   */
+  subscriber(
+    onMessage: (channel: string, message: string) => void,
+    onReady: () => void,
+  ): RedisSubscriber;
+  close(): void;
+}
+
+export interface ClientOptions {
+  /** PEM text of CA certificates for `rediss://` (MURMUR_REDIS_CA), beside the default roots. */
+  ca?: string;
+  /** Batch the commands of one tick into one write (the edge's many small reads). */
+  autoPipeline?: boolean;
+}
+
+const RETRY_MS = (n: number) => Math.min(100 * 2 ** Math.min(n, 5), 2000);
+
+function asReplyError(e: unknown): RedisReplyError | RedisDown {
+  const err = e as Error;
+  if (err?.name === "ReplyError") return new RedisReplyError(err.message);
+  return new RedisDown(err?.message ?? String(e), { cause: e });
+}
+
+function baseOptions(t: RedisTarget, o: ClientOptions): RedisOptions {
+  return {
+    ...(t.username ? { username: t.username } : {}),
+    ...(t.password ? { password: t.password } : {}),
+    ...(t.tls ? { tls: o.ca ? { ca: [o.ca] } : {} } : {}),
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    commandTimeout: 10_000,
+    retryStrategy: RETRY_MS,
+    enableAutoPipelining: o.autoPipeline === true,
+    lazyConnect: false,
+  };
+}
+
+class IoRedisClient implements RedisClient {
+  #inner: Redis | Cluster | null = null;
+  #probe: Redis | null;
+  #lastError = "no answer yet";
+  #topology: RedisClient["topology"] = "unknown";
+  #closed = false;
+  readonly #ready: Promise<void>;
+
+  constructor(readonly target: RedisTarget, readonly o: ClientOptions) {
+    let ready!: () => void;
+    this.#ready = new Promise((r) => (ready = r));
+    const t = target;
+    const base = baseOptions(t, o);
+    this.#probe = t.kind === "sentinel"
+      ? new Redis({
+        ...base,
+        sentinels: t.nodes,
+        name: t.masterName!,
+        db: t.db ?? 0,
+        sentinelRetryStrategy: RETRY_MS,
+      })
+      : new Redis({ ...base, host: t.nodes[0].host, port: t.nodes[0].port, db: t.db ?? 0 });
+    const probe = this.#probe;
+    probe.on("error", (e: Error) => (this.#lastError = e.message));
+    probe.once("ready", async () => {
+      if (t.kind === "sentinel") {
+        this.#topology = "sentinel";
+        this.#inner = probe;
+        this.#probe = null;
+        return ready();
+      }
+      let info = "";
+      try {
+        info = String(await probe.info("cluster"));
+      } catch (e) {
+        this.#lastError = (e as Error).message;
+      }
+      if (!/cluster_enabled:1/.test(info)) {
+        this.#topology = "server";
+        this.#inner = probe;
+        this.#probe = null;
+        return ready();
+      }
+      // A cluster node: a cluster client seeded with it, and the probe's connection let go.
+      probe.disconnect();
+      this.#probe = null;
+      if (this.#closed) return;
+      if (t.db) this.#lastError = "a Redis Cluster has only database 0";
+      const { enableOfflineQueue: _, retryStrategy: __, ...redisOptions } = base;
+      const cluster = new Cluster(t.nodes, {
+        redisOptions,
+        enableOfflineQueue: false,
+        enableAutoPipelining: o.autoPipeline === true,
+        clusterRetryStrategy: RETRY_MS,
+        retryDelayOnFailover: 200,
+        retryDelayOnClusterDown: 200,
+        retryDelayOnTryAgain: 200,
+        maxRedirections: 16,
+        slotsRefreshTimeout: 2000,
+      });
+      cluster.on("error", (e: Error) => (this.#lastError = e.message));
+      this.#inner = cluster;
+      this.#topology = "cluster";
+      cluster.once("ready", () => ready());
+    });
+  }
+
+  get topology() {
+    return this.#topology;
+  }
+
+  async ready(ms: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        this.#ready,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(new RedisDown(`cannot reach ${this.target.shown}: ${this.#lastError}`)),
+            ms,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #client(): Redis | Cluster {
+    if (this.#inner === null) {
+      throw new RedisDown(`not connected to ${this.target.shown}: ${this.#lastError}`);
+    }
+    return this.#inner;
+  }
+
+  async call(cmd: Command): Promise<Reply> {
+    const c = this.#client();
+    try {
+      return await c.call(String(cmd[0]), ...cmd.slice(1)) as Reply;
+    } catch (e) {
+      throw asReplyError(e);
+    }
+  }
+
+  async pipeline(cmds: readonly Command[]): Promise<(Reply | RedisReplyError)[]> {
+    if (cmds.length === 0) return [];
+    const c = this.#client();
+    let out: [Error | null, unknown][] | null;
+    try {
+      out = await c.pipeline(cmds.map((x) => ["call", String(x[0]), ...x.slice(1).map(String)]))
+        .exec();
+    } catch (e) {
+      throw asReplyError(e);
+    }
+    if (out === null) throw new RedisDown(`${this.target.shown}: the pipeline was not sent`);
+    return out.map(([err, value]) => {
+      if (err === null) return value as Reply;
+      const mapped = asReplyError(err);
+      if (mapped instanceof RedisDown) throw mapped;
+      return mapped;
+    });
+  }
+
+  subscriber(
+    onMessage: (channel: string, message: string) => void,
+    onReady: () => void,
+  ): RedisSubscriber {
+    const channels = new Set<string>();
+    let sub: Redis | Cluster | null = null;
+    let closed = false;
+    const attach = () => {
+      if (closed || this.#inner === null) return;
+      // A connection of its own: a subscribed connection takes no other command.
+      sub = this.#inner.duplicate() as Redis | Cluster;
+      sub.on("error", (e: Error) => (this.#lastError = e.message));
+      sub.on("message", (ch: string, msg: string) => onMessage(ch, msg));
+      sub.on("ready", () => {
+        if (channels.size) sub?.subscribe(...channels).catch(() => {});
+        onReady();
+      });
+    };
+    this.#ready.then(attach);
+    return {
+      subscribe(ch) {
+        if (channels.has(ch)) return;
+        channels.add(ch);
+        sub?.subscribe(ch).catch(() => {});
+      },
+      unsubscribe(ch) {
+        if (!channels.delete(ch)) return;
+        sub?.unsubscribe(ch).catch(() => {});
+      },
+      close() {
+        closed = true;
+        sub?.disconnect();
+      },
+    };
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#probe?.disconnect();
+    this.#inner?.disconnect();
+  }
+}
+
+/** A client for `target`; it connects (and reconnects) by itself: see `ready`. */
+export function openRedis(target: RedisTarget, o: ClientOptions = {}): RedisClient {
+  return new IoRedisClient(target, o);
+}
+
+/**
+ * The PEM file `MURMUR_REDIS_CA` names, read; one that cannot be read is said (`warn`) and left
+ * out, so the TLS handshake's own error names what the server's certificate lacked.
+ */
+export function readCa(path: string | undefined, warn: (line: string) => void): string | undefined {
+  if (!path) return undefined;
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    warn(`warning[W-CLU-001]: MURMUR_REDIS_CA ${path}: ${(e as Error).message}; using the default CA roots`);
+    return undefined;
+  }
+}
