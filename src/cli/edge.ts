@@ -1,24 +1,29 @@
 /**
- * `mur edge [--redis URL] [--port N] [--bind HOST]` (README "Beyond one machine"): serve every
+ * `mur edge [--redis URL] [--redis-ca FILE] [--port N] [--bind HOST]` (docs/edge.md): serve every
  * session published to one Redis, under `/sessions/<session id>/`, until SIGTERM / SIGINT. Prints
  * one JSON line when it listens (`{"edge":"http://…","pid":…,"redis":"redis://…"}`), so a
- * supervisor or a test knows its address.
+ * supervisor or a test knows its address; a Redis that does not answer within 2 s is said on
+ * stderr (W-EDGE-001) and the edge serves on, reading when it answers.
  */
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "../cluster/redis_url.ts";
+import { openRedis } from "../cluster/client.ts";
 import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES } from "../door/auth.ts";
 import { startEdge } from "../edge/server.ts";
 import { badValue, parse, usageError } from "./args.ts";
 
-export const USAGE = `usage: mur edge [--redis URL] [--port N] [--bind HOST]
+export const USAGE = `usage: mur edge [--redis URL] [--redis-ca FILE] [--port N] [--bind HOST]
 
 Serves every session published to one Redis (a capsule with a cluster: block) under
-/sessions/<session id>/: murmur.WatchSession, SubscribeToTask, GetTask, ListTasks,
-murmur.PollSession and the card from Redis; SendMessage, SendStreamingMessage, CancelTask and
-murmur.StopSession forwarded to the capsule's own door.
+/sessions/<session id>/, in JSON-RPC (…/), HTTP+JSON (…/tasks, …/murmur/session:watch, …) and
+the live page (…/ui): murmur.WatchSession, SubscribeToTask, GetTask, ListTasks,
+murmur.PollSession and the card from Redis; SendMessage, SendStreamingMessage, CancelTask,
+murmur.StopSession and push configs forwarded to the capsule's own door.
 
-  --redis URL   redis://[user[:password]@]host[:port][/db] (default: $MURMUR_REDIS_URL);
-                the password may instead be in $MURMUR_REDIS_PASSWORD
+  --redis URL   redis://[user[:password]@]host[:port][/db] (one server, or any node of a Redis
+                Cluster), rediss://… (TLS), redis+sentinel://host:port[,host:port]/<master>
+                (default: $MURMUR_REDIS_URL); the password may instead be in $MURMUR_REDIS_PASSWORD
+  --redis-ca FILE  PEM CA certificates for rediss:// (default: $MURMUR_REDIS_CA)
   --port N      the port to listen on (default 52300; 0 = any free port)
   --bind HOST   the address to listen on (default 127.0.0.1)
   -h, --help    this text
@@ -27,6 +32,7 @@ Authenticated sessions: set the same MURMUR_CLUSTER_KEY (32+ bytes) as their cap
 
 export const FLAGS = {
   redis: { type: "string" },
+  "redis-ca": { type: "string" },
   port: { type: "string" },
   bind: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -63,9 +69,23 @@ export async function edgeCommand(args: string[]): Promise<number> {
       "use the same key as the capsules, for example the output of `openssl rand -base64 32`",
     );
   }
+  const caPath = parsed.values["redis-ca"] ?? Deno.env.get("MURMUR_REDIS_CA");
+  let ca: string | undefined;
+  if (caPath) {
+    try {
+      ca = await Deno.readTextFile(caPath);
+    } catch (e) {
+      throw new MurError(
+        "E-EDGE-001",
+        `mur edge: the CA file ${caPath} cannot be read: ${(e as Error).message}`,
+        "give --redis-ca (or MURMUR_REDIS_CA) the path of a PEM file",
+      );
+    }
+  }
   const bind = parsed.values.bind ?? "127.0.0.1";
+  const redis = openRedis(target, { ca, autoPipeline: true });
   const edge = startEdge({
-    target,
+    redis,
     bind,
     port: Number(portRaw),
     heartbeatMs: Number(Deno.env.get("MURMUR_HEARTBEAT_MS") ?? "15000") || 15000,
@@ -75,6 +95,11 @@ export async function edgeCommand(args: string[]): Promise<number> {
   const host = bind.includes(":") ? `[${bind}]` : bind;
   console.log(
     JSON.stringify({ edge: `http://${host}:${edge.port}`, pid: Deno.pid, redis: target.shown }),
+  );
+  redis.ready(2000).catch((e: Error) =>
+    console.error(
+      `warning[W-EDGE-001]: ${e.message}; serving anyway: /healthz answers 503 and sessions are read when Redis answers`,
+    )
   );
   let stop!: () => void;
   const stopped = new Promise<void>((r) => (stop = r));

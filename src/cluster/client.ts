@@ -97,6 +97,8 @@ function baseOptions(t: RedisTarget, o: ClientOptions): RedisOptions {
 class IoRedisClient implements RedisClient {
   #inner: Redis | Cluster | null = null;
   #probe: Redis | null;
+  /** The cluster client while it makes its first connections. */
+  #cluster: Cluster | null = null;
   #lastError = "no answer yet";
   #topology: RedisClient["topology"] = "unknown";
   #closed = false;
@@ -155,9 +157,12 @@ class IoRedisClient implements RedisClient {
         slotsRefreshTimeout: 2000,
       });
       cluster.on("error", (e: Error) => (this.#lastError = e.message));
-      this.#inner = cluster;
-      this.#topology = "cluster";
-      cluster.once("ready", () => ready());
+      this.#cluster = cluster;
+      cluster.once("ready", () => {
+        this.#inner = cluster;
+        this.#topology = "cluster";
+        ready();
+      });
     });
   }
 
@@ -172,8 +177,7 @@ class IoRedisClient implements RedisClient {
         this.#ready,
         new Promise<never>((_, reject) => {
           timer = setTimeout(
-            () =>
-              reject(new RedisDown(`cannot reach ${this.target.shown}: ${this.#lastError}`)),
+            () => reject(new RedisDown(`cannot reach ${this.target.shown}: ${this.#lastError}`)),
             ms,
           );
         }),
@@ -183,15 +187,14 @@ class IoRedisClient implements RedisClient {
     }
   }
 
-  #client(): Redis | Cluster {
-    if (this.#inner === null) {
-      throw new RedisDown(`not connected to ${this.target.shown}: ${this.#lastError}`);
-    }
-    return this.#inner;
+  /** The connected client; a command made before the first connection waits for it a while. */
+  async #client(): Promise<Redis | Cluster> {
+    if (this.#inner === null) await this.ready(2000);
+    return this.#inner!;
   }
 
   async call(cmd: Command): Promise<Reply> {
-    const c = this.#client();
+    const c = await this.#client();
     try {
       return await c.call(String(cmd[0]), ...cmd.slice(1)) as Reply;
     } catch (e) {
@@ -201,7 +204,7 @@ class IoRedisClient implements RedisClient {
 
   async pipeline(cmds: readonly Command[]): Promise<(Reply | RedisReplyError)[]> {
     if (cmds.length === 0) return [];
-    const c = this.#client();
+    const c = await this.#client();
     let out: [Error | null, unknown][] | null;
     try {
       out = await c.pipeline(cmds.map((x) => ["call", String(x[0]), ...x.slice(1).map(String)]))
@@ -228,7 +231,8 @@ class IoRedisClient implements RedisClient {
     const attach = () => {
       if (closed || this.#inner === null) return;
       // A connection of its own: a subscribed connection takes no other command.
-      sub = this.#inner.duplicate() as Redis | Cluster;
+      const inner = this.#inner;
+      sub = inner instanceof Cluster ? inner.duplicate() : inner.duplicate();
       sub.on("error", (e: Error) => (this.#lastError = e.message));
       sub.on("message", (ch: string, msg: string) => onMessage(ch, msg));
       sub.on("ready", () => {
@@ -257,6 +261,7 @@ class IoRedisClient implements RedisClient {
   close(): void {
     this.#closed = true;
     this.#probe?.disconnect();
+    this.#cluster?.disconnect();
     this.#inner?.disconnect();
   }
 }
@@ -275,7 +280,11 @@ export function readCa(path: string | undefined, warn: (line: string) => void): 
   try {
     return Deno.readTextFileSync(path);
   } catch (e) {
-    warn(`warning[W-CLU-001]: MURMUR_REDIS_CA ${path}: ${(e as Error).message}; using the default CA roots`);
+    warn(
+      `warning[W-CLU-001]: MURMUR_REDIS_CA ${path}: ${
+        (e as Error).message
+      }; using the default CA roots`,
+    );
     return undefined;
   }
 }

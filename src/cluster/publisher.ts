@@ -222,7 +222,9 @@ export class Publisher {
       const wake: Command[] = batch.length
         ? [["PUBLISH", this.#keys.wake, entryId(batch[batch.length - 1].id)]]
         : [];
-      const replies = await this.#must(at === 0 ? [...cmds, ...facts, ...wake] : [...cmds, ...wake]);
+      const replies = await this.#must(
+        at === 0 ? [...cmds, ...facts, ...wake] : [...cmds, ...wake],
+      );
       for (let i = 0; i < batch.length; i++) {
         const r = replies[i];
         // An id Redis already holds (a batch sent again after a lost reply) is refused: fine.

@@ -93,7 +93,9 @@ export function parseRedisUrl(raw: string, passwordEnv?: string): RedisTarget | 
   let masterName: string | undefined;
   if (sentinel) {
     masterName = path.shift();
-    if (!masterName) return "a redis+sentinel:// URL names the master: redis+sentinel://host:port/<master name>";
+    if (!masterName) {
+      return "a redis+sentinel:// URL names the master: redis+sentinel://host:port/<master name>";
+    }
   }
   if (path.length > 1) return `'/${path.join("/")}' is not a database number`;
   const db = dbOf(path[0] ?? "");

@@ -47,7 +47,7 @@ export function matchesEtag(header: string | null, etag: string): boolean {
  * `application/json`, which every JSON client takes (curl and the conformance kit accept any type,
  * and the kit requires `application/json`).
  */
-function restBinding(req: Request): Binding {
+export function restBinding(req: Request): Binding {
   const a2a = /application\/a2a\+json/i.test(req.headers.get("accept") ?? "");
   const headers = { "content-type": a2a ? "application/a2a+json" : "application/json" };
   return { result: (value) => new Response(JSON.stringify(value ?? {}), { headers }) };

@@ -4,12 +4,11 @@
  * body, the headers the door reads, the door's answer streamed back as it comes. The capsule's
  * door checks the token again; the edge adds nothing and keeps nothing.
  */
-import { rpcError, rpcErrorBody } from "../door/jsonrpc.ts";
-import { json } from "../door/responses.ts";
 
 /** Request headers the door reads (docs/protocol.md; README "The door"). */
 const PASSED = [
   "authorization",
+  "accept",
   "content-type",
   "a2a-version",
   "a2a-extensions",
@@ -20,36 +19,40 @@ const PASSED = [
 /** Answer headers a client reads. */
 const RETURNED = ["content-type", "cache-control", "a2a-extensions", "www-authenticate"];
 
+/** The request as the door is to get it: the JSON-RPC POST, or the HTTP+JSON route's. */
+export interface Forwarded {
+  method: string;
+  /** Path and query on the door (`/`, `/tasks/<id>:cancel`, …). */
+  path: string;
+  body: BodyInit | null;
+}
+
+/**
+ * Sends the request to the capsule's door; a door that does not answer is `unreachable`'s
+ * answer in the caller's binding.
+ */
 export async function forward(
   door: string,
   req: Request,
-  body: Uint8Array,
-  id: string | number,
+  to: Forwarded,
+  unreachable: (message: string) => Response,
 ): Promise<Response> {
   const headers = new Headers();
   for (const h of PASSED) {
     const v = req.headers.get(h);
     if (v !== null) headers.set(h, v);
   }
+  if (to.body !== null && !headers.has("content-type")) {
+    headers.set("content-type", "application/json");
+  }
   let res: Response;
   try {
-    res = await fetch(new URL("/", door), {
-      method: "POST",
-      headers,
-      body: body as BodyInit,
-    });
+    res = await fetch(new URL(to.path, door), { method: to.method, headers, body: to.body });
   } catch (e) {
-    return json(
-      200,
-      rpcErrorBody(
-        id,
-        rpcError(
-          "internalError",
-          `the capsule's door at ${door} did not answer (${
-            (e as Error).message
-          }); the session may have ended`,
-        ),
-      ),
+    return unreachable(
+      `the capsule's door at ${door} did not answer (${
+        (e as Error).message
+      }); the session may have ended`,
     );
   }
   const out = new Headers();

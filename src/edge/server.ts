@@ -1,47 +1,37 @@
 /**
- * `mur edge`'s HTTP server (README "Beyond one machine"): every session in one Redis, each under
- * `/sessions/<session id>/`, answered with the capsule door's own checks (rpc_checks.ts: body cap,
- * envelope, A2A-Version, method, scope, params) and the same token gate (gate.ts) under the
- * session's key derived from MURMUR_CLUSTER_KEY. Reads are served here, from a mirror of the
- * session's stream (mirror.ts) and its tasks hash; writes go to the capsule's door (forward.ts).
- * The edge holds no state a restart loses: a client that reconnects to any edge with
- * Last-Event-ID resumes where it was.
+ * `mur edge`'s HTTP server (docs/edge.md): every session in one Redis, each under
+ * `/sessions/<session id>/`, in both of the door's bindings — JSON-RPC at `…/` and the HTTP+JSON
+ * routes (`…/tasks/<id>`, `…/murmur/session:watch`, …) — and the live page at `…/ui`, with the
+ * door's own checks (rpc_checks.ts, rest/checks.ts: body cap, envelope, A2A-Version, method,
+ * scope, params) and the same token gate (gate.ts) under the session's key derived from
+ * MURMUR_CLUSTER_KEY. A call reaches its method through the edge's table (handlers.ts): reads are
+ * served here from the session's mirror (mirrors.ts) and its tasks in Redis; writes go to the
+ * capsule's door (forward.ts). The edge holds no state a restart loses: a client that reconnects
+ * to any edge with Last-Event-ID resumes where it was.
  */
-import { isTerminal } from "../a2a/types.ts";
-import type { RedisConn, RedisTarget } from "../cluster/redis.ts";
-import { RedisConn as Conn } from "../cluster/redis.ts";
-import { DoorAuth, sessionTokenKey } from "../door/auth.ts";
+import type { RedisClient } from "../cluster/client.ts";
+import { DoorAuth, type Grant, sessionTokenKey } from "../door/auth.ts";
 import { doorMethods } from "../door/card.ts";
 import { Gate } from "../door/gate.ts";
-import type { RpcMethod } from "../door/handlers.ts";
-import {
-  type Envelope,
-  invalidParams,
-  RpcError,
-  rpcError,
-  rpcErrorBody,
-  rpcResult,
-  taskNotFound,
-  unsupported,
-} from "../door/jsonrpc.ts";
-import { listRows } from "../door/methods.ts";
-import { pollLog } from "../door/poll.ts";
+import type { Binding } from "../door/handlers.ts";
+import { RpcError, rpcError, rpcErrorBody, rpcResult } from "../door/jsonrpc.ts";
 import { bare, json, JSON_HEADERS, through } from "../door/responses.ts";
+import { restChecks, restRefusal, type RestRequest } from "../door/rest/checks.ts";
+import { restError } from "../door/rest/errors.ts";
+import { isRestPath } from "../door/rest/routes.ts";
 import { rpcChecks, type RpcRequest } from "../door/rpc_checks.ts";
-import { activates, lastEventId } from "../door/streams.ts";
-import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
-import { ConnectionFault, openView } from "../events/view.ts";
-import { forward, forwardGet } from "./forward.ts";
-import { SessionMirror } from "./mirror.ts";
+import { restBinding } from "../door/server.ts";
+import { ConnectionFault } from "../events/view.ts";
+import { UI_STATUS_PATH } from "../ui/routes.ts";
+import { forward, type Forwarded, forwardGet } from "./forward.ts";
+import { edgeHandlerOf, type EdgeSession } from "./handlers.ts";
+import { Mirrors } from "./mirrors.ts";
+import { edgePageFile, serveEdgePage } from "./page.ts";
 import { cardFor, readMeta, readTask, readTaskRows, type SessionMeta } from "./session_facts.ts";
-
-/** A cursor the mirror has not reached yet: it may still be on its way from the capsule. */
-const CATCH_UP_MS = 1000;
-/** A mirror no connection has used for this long stops following its session. */
-const IDLE_MS = 60_000;
+import { StreamReader } from "./stream_reader.ts";
 
 export interface EdgeOptions {
-  target: RedisTarget;
+  redis: RedisClient;
   bind: string;
   port: number;
   heartbeatMs: number;
@@ -55,168 +45,33 @@ export interface Edge {
   shutdown(): Promise<void>;
 }
 
-interface Call {
+/** A request for one session, past the session's lookup. */
+interface SessionRequest {
   req: Request;
-  env: Envelope;
-  bytes: Uint8Array;
-  sessionId: string;
-  meta: SessionMeta;
-  /** This edge's URL for the session (`http://<host>/sessions/<id>`). */
-  base: string;
+  url: URL;
+  /** The path under `/sessions/<id>`. */
+  rest: string;
+  session: EdgeSession;
 }
 
-type EdgeHandler = (call: Call) => Promise<Response>;
+const problem = (status: number, error: string, message: string) =>
+  json(status, JSON.stringify({ error, message }));
 
 export function startEdge(o: EdgeOptions): Edge {
-  const mirrors = new Map<string, SessionMirror>();
-  let cmd: RedisConn | null = null;
-  const redis = async (): Promise<RedisConn> => {
-    if (cmd === null || cmd.broken) cmd = await Conn.connect(o.target);
-    return cmd;
-  };
-  const mirrorOf = async (sessionId: string): Promise<SessionMirror> => {
-    let m = mirrors.get(sessionId);
-    if (!m || m.log.closed) {
-      m = new SessionMirror({ target: o.target, sessionId, warn: o.warn });
-      mirrors.set(sessionId, m);
-    }
-    await m.ready;
-    return m;
-  };
-  const sweep = setInterval(() => {
-    const now = Date.now();
-    for (const [id, m] of mirrors) {
-      if (m.log.subscriptionCount > 0) m.idleSince = now;
-      else if (now - m.idleSince > IDLE_MS || m.log.closed) {
-        m.stop();
-        mirrors.delete(id);
-      }
-    }
-  }, 5000);
-
-  /** The replay's cursor, once the mirror has caught up with it (or CATCH_UP_MS passed). */
-  const cursorOf = async (m: SessionMirror, headers: Headers): Promise<number | undefined> => {
-    const id = lastEventId(headers);
-    const deadline = Date.now() + CATCH_UP_MS;
-    // waitAfter wakes at every event: wait again until the cursor is reached or time is up.
-    while (id !== undefined && id > m.log.lastId && !m.log.closed && Date.now() < deadline) {
-      await m.log.waitAfter(m.log.lastId, deadline - Date.now());
-    }
-    return id;
-  };
-
-  const sse = (body: ReadableStream<Uint8Array>, ext: string[]) => {
-    const headers = new Headers({
-      "content-type": "text/event-stream",
-      "cache-control": "no-cache",
-      "connection": "keep-alive",
-    });
-    if (ext.length) headers.set("A2A-Extensions", ext.join(", "));
-    return new Response(body, { headers });
-  };
-
-  const forwarded: EdgeHandler = (c) => forward(c.meta.door, c.req, c.bytes, c.env.id);
-
-  const HANDLERS: Record<RpcMethod, EdgeHandler> = {
-    SendMessage: forwarded,
-    SendStreamingMessage: forwarded,
-    CancelTask: forwarded,
-    "murmur.StopSession": forwarded,
-    // Push configs live in the capsule, which sends the notifications (src/push/).
-    CreateTaskPushNotificationConfig: forwarded,
-    GetTaskPushNotificationConfig: forwarded,
-    ListTaskPushNotificationConfigs: forwarded,
-    DeleteTaskPushNotificationConfig: forwarded,
-    "murmur.WatchSession": async (c) => {
-      const m = await mirrorOf(c.sessionId);
-      const body = openView({
-        kind: "watch",
-        log: m.log,
-        requestId: c.env.id,
-        activated: true,
-        heartbeatMs: o.heartbeatMs,
-        conversationMode: c.meta.conversationMode,
-        lastEventId: await cursorOf(m, c.req.headers),
-        warn: o.warn,
-      });
-      return sse(body, [DOOR_URI, STREAM_URI]);
-    },
-    SubscribeToTask: async (c) => {
-      const id = c.env.params.id;
-      if (typeof id !== "string" || id === "") {
-        throw invalidParams("Invalid params: SubscribeToTask requires an id");
-      }
-      if (!c.meta.acceptsTasks) {
-        throw unsupported(
-          "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
-        );
-      }
-      const m = await mirrorOf(c.sessionId);
-      const requested = await cursorOf(m, c.req.headers);
-      // Events after this mark reach the connection by replay: none is lost while the task is
-      // read from Redis (the capsule's door subscribes before it reads; this is the same rule).
-      const mark = m.log.lastId;
-      const task = await readTask(await redis(), c.sessionId, id);
-      if (!task) throw taskNotFound(id);
-      const ended = isTerminal(task.status.state) ? task.status.state : undefined;
-      const streamState = m.stateOf(id);
-      if (ended || (streamState && isTerminal(streamState) && requested === undefined)) {
-        const state = ended ?? streamState!;
-        throw unsupported(`task ${id} has ended in ${state}; read it with GetTask`, {
-          taskId: id,
-          state,
-        });
-      }
-      const activated = activates(c.req.headers);
-      const body = openView({
-        kind: "subscribe",
-        log: m.log,
-        requestId: c.env.id,
-        activated,
-        heartbeatMs: o.heartbeatMs,
-        taskId: id,
-        probe: m.probe(task),
-        opening: { task },
-        lastEventId: requested ?? mark,
-        warn: o.warn,
-      });
-      return sse(body, activated ? [STREAM_URI] : []);
-    },
-    GetTask: async (c) => {
-      const id = c.env.params.id;
-      if (typeof id !== "string" || id === "") throw invalidParams("GetTask requires an id");
-      const task = await readTask(await redis(), c.sessionId, id);
-      if (!task) throw taskNotFound(id);
-      return json(200, rpcResult(c.env.id, task));
-    },
-    ListTasks: async (c) => {
-      const rows = await readTaskRows(await redis(), c.sessionId);
-      return json(200, rpcResult(c.env.id, listRows(rows, c.env.params)));
-    },
-    "murmur.PollSession": async (c) => {
-      const m = await mirrorOf(c.sessionId);
-      return json(200, rpcResult(c.env.id, await pollLog(m.log, c.env.params)));
-    },
-    GetExtendedAgentCard: (c) => {
-      if (c.meta.extendedCard === null) {
-        throw unsupported("this agent serves no extended agent card");
-      }
-      return Promise.resolve(json(200, rpcResult(c.env.id, cardFor(c.meta.extendedCard, c.base))));
-    },
-  };
-
+  const reader = new StreamReader(o.redis, o.warn);
+  const mirrors = new Mirrors(reader);
   const gates = new Map<string, Gate>();
+
+  /** The gate of a session's tokens, or why this edge cannot verify them. */
   const gateOf = async (sessionId: string, meta: SessionMeta): Promise<Gate | Response> => {
     if (meta.auth === "none") return new Gate(null, meta.name);
     if (meta.auth === "unverifiable" || o.clusterKey === null) {
-      return json(
+      return problem(
         503,
-        JSON.stringify({
-          error: "tokens_not_verifiable",
-          message: meta.auth === "unverifiable"
-            ? "this session's capsule mints its tokens under a key of its own (no MURMUR_CLUSTER_KEY): call its own door"
-            : "this edge has no MURMUR_CLUSTER_KEY, so it cannot verify this session's tokens",
-        }),
+        "tokens_not_verifiable",
+        meta.auth === "unverifiable"
+          ? "this session's capsule mints its tokens under a key of its own (no MURMUR_CLUSTER_KEY): call its own door"
+          : "this edge has no MURMUR_CLUSTER_KEY, so it cannot verify this session's tokens",
       );
     }
     let g = gates.get(sessionId);
@@ -227,11 +82,122 @@ export function startEdge(o: EdgeOptions): Edge {
     return g;
   };
 
+  const sessionOf = (id: string, meta: SessionMeta, base: string): EdgeSession => ({
+    id,
+    meta,
+    base,
+    mirror: () => mirrors.of(id),
+    task: (taskId) => readTask(o.redis, id, taskId),
+    taskRows: () => readTaskRows(o.redis, id),
+  });
+
+  /**
+   * One call through the table. `id` null: HTTP+JSON, whose stream events wear no envelope and
+   * whose refusals are Status bodies; else the JSON-RPC request id.
+   */
+  const dispatch = async (
+    s: SessionRequest,
+    method: string,
+    id: string | number | null,
+    params: Record<string, unknown>,
+    binding: Binding,
+    to: Forwarded,
+  ): Promise<Response> => {
+    const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
+    const handler = edgeHandlerOf(method);
+    if (!handler) return refuse(rpcError("methodNotFound", "Method not found"));
+    try {
+      return await handler({
+        session: s.session,
+        id,
+        params,
+        headers: s.req.headers,
+        binding,
+        heartbeatMs: o.heartbeatMs,
+        warn: o.warn,
+        forward: () =>
+          forward(s.session.meta.door, s.req, to, (m) => refuse(rpcError("internalError", m))),
+      });
+    } catch (e) {
+      if (e instanceof RpcError) return refuse(e);
+      o.warn(`edge: ${method} failed: ${e instanceof Error ? e.message : e}`);
+      return refuse(rpcError("internalError", "internal error: the request could not be handled"));
+    }
+  };
+
+  /** Past the gate: attachments and the page's status (the capsule's), then either binding. */
+  const admitted = async (s: SessionRequest, gate: Gate, grant: Grant | null) => {
+    const { req, url, rest } = s;
+    const served = new Set(doorMethods(s.session.meta.auth !== "none", s.session.meta.push));
+    if (rest.startsWith("/attachments/") || rest === UI_STATUS_PATH) {
+      // An artifact frame's image (docs/protocol.md "Attachments") and the page's status
+      // (src/ui/routes.ts) are the capsule's: forwarded after the same scope check.
+      if (req.method !== "GET") return bare(405, { allow: "GET" });
+      const refused = gate.require(
+        grant,
+        rest === UI_STATUS_PATH ? "murmur.WatchSession" : "GetTask",
+      );
+      if (refused) return refused;
+      return await forwardGet(s.session.meta.door, rest + url.search, req);
+    }
+    const at = new URL(rest + url.search, url.origin);
+    if (isRestPath(rest)) {
+      const r: RestRequest = { req, url: at, grant };
+      const refused = await through(r, restChecks(served, gate));
+      if (refused) return refused;
+      const body = r.route!.body ? JSON.stringify(r.body ?? {}) : null;
+      return await dispatch(s, r.route!.method, null, r.params!, restBinding(req), {
+        method: req.method,
+        path: rest + url.search,
+        body,
+      });
+    }
+    const call: RpcRequest = { req, url: at, grant };
+    const refused = await through(call, rpcChecks(served, gate));
+    if (refused) return refused;
+    const env = call.env!;
+    return await dispatch(s, env.method, env.id, env.params, {
+      result: (value) => json(200, rpcResult(env.id, value)),
+    }, { method: "POST", path: "/", body: call.bytes! as BodyInit });
+  };
+
+  const forSession = async (req: Request, url: URL, sessionId: string, rest: string) => {
+    let meta: SessionMeta | null;
+    try {
+      meta = await readMeta(o.redis, sessionId);
+    } catch (e) {
+      return problem(503, "redis_unavailable", (e as Error).message);
+    }
+    if (meta === null) {
+      return problem(
+        404,
+        "no_such_session",
+        `${sessionId} is not published in this edge's Redis (never published, or ended and expired)`,
+      );
+    }
+    const host = req.headers.get("host") ?? `${o.bind}:${port}`;
+    const basePath = `/sessions/${sessionId}`;
+    const base = `http://${host}${basePath}`;
+    if (rest === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
+      return new Response(JSON.stringify(cardFor(meta.card, base)), {
+        headers: { ...JSON_HEADERS, "cache-control": "no-cache" },
+      });
+    }
+    const page = edgePageFile(req, rest);
+    if (page !== null) return await serveEdgePage(req, page, basePath);
+    const gate = await gateOf(sessionId, meta);
+    if (gate instanceof Response) return gate;
+    const pass = await gate.admit(req, isRestPath(rest) ? restRefusal : undefined);
+    if (pass instanceof Response) return pass;
+    const session = sessionOf(sessionId, meta, base);
+    return await admitted({ req, url, rest, session }, gate, pass.grant);
+  };
+
   const handle = async (req: Request): Promise<Response> => {
     const url = new URL(req.url);
     if (url.pathname === "/healthz" && req.method === "GET") {
       try {
-        await (await redis()).must(["PING"]);
+        await o.redis.call(["PING"]);
         return json(200, JSON.stringify({ ok: true }));
       } catch (e) {
         return json(503, JSON.stringify({ ok: false, error: (e as Error).message }));
@@ -239,70 +205,7 @@ export function startEdge(o: EdgeOptions): Edge {
     }
     const route = /^\/sessions\/(ses_[0-9a-f]{32})(\/.*)$/.exec(url.pathname);
     if (!route) return bare(404);
-    const [, sessionId, rest] = route;
-    let meta: SessionMeta | null;
-    try {
-      meta = await readMeta(await redis(), sessionId);
-    } catch (e) {
-      return json(
-        503,
-        JSON.stringify({ error: "redis_unavailable", message: (e as Error).message }),
-      );
-    }
-    if (meta === null) {
-      return json(
-        404,
-        JSON.stringify({
-          error: "no_such_session",
-          message:
-            `${sessionId} is not published in this edge's Redis (never published, or ended and expired)`,
-        }),
-      );
-    }
-    const host = req.headers.get("host") ?? `${o.bind}:${port}`;
-    const base = `http://${host}/sessions/${sessionId}`;
-    if (rest === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
-      return new Response(JSON.stringify(cardFor(meta.card, base)), {
-        headers: { ...JSON_HEADERS, "cache-control": "no-cache" },
-      });
-    }
-    const gate = await gateOf(sessionId, meta);
-    if (gate instanceof Response) return gate;
-    const admitted = await gate.admit(req);
-    if (admitted instanceof Response) return admitted;
-    if (rest.startsWith("/attachments/")) {
-      // An artifact frame's image (docs/protocol.md "Attachments"): the bytes are the capsule's.
-      if (req.method !== "GET") return bare(405, { allow: "GET" });
-      const refused = gate.require(admitted.grant, "GetTask");
-      if (refused) return refused;
-      return await forwardGet(meta.door, rest + url.search, req);
-    }
-    const call: RpcRequest = {
-      req,
-      url: new URL(rest + url.search, url.origin),
-      grant: admitted.grant,
-    };
-    const checks = rpcChecks(new Set(doorMethods(meta.auth !== "none", meta.push)), gate);
-    const refused = await through(call, checks);
-    if (refused) return refused;
-    const env = call.env!;
-    const handler = Object.hasOwn(HANDLERS, env.method) ? HANDLERS[env.method as RpcMethod] : null;
-    if (!handler) {
-      return json(200, rpcErrorBody(env.id, rpcError("methodNotFound", "Method not found")));
-    }
-    try {
-      return await handler({ req, env, bytes: call.bytes!, sessionId, meta, base });
-    } catch (e) {
-      if (e instanceof RpcError) return json(200, rpcErrorBody(env.id, e));
-      o.warn(`edge: ${env.method} failed: ${e instanceof Error ? e.message : e}`);
-      return json(
-        200,
-        rpcErrorBody(
-          env.id,
-          rpcError("internalError", "internal error: the request could not be handled"),
-        ),
-      );
-    }
+    return await forSession(req, url, route[1], route[2]);
   };
 
   const server = Deno.serve({
@@ -318,9 +221,9 @@ export function startEdge(o: EdgeOptions): Edge {
   return {
     port,
     async shutdown() {
-      clearInterval(sweep);
-      for (const m of mirrors.values()) m.stop();
-      (cmd as RedisConn | null)?.close();
+      mirrors.stopAll();
+      reader.stop();
+      o.redis.close();
       await server.shutdown();
     },
   };

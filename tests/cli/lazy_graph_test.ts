@@ -89,3 +89,14 @@ Deno.test("lazy graph: mur run imports no Node module (each woke Node compatibil
   const node = outside(g).filter((s) => s.startsWith("node:") && !s.startsWith("node:process "));
   assert.deepEqual(node, []);
 });
+
+Deno.test("lazy graph: mur run without cluster: reaches no Redis client; mur edge and the publisher reach ioredis", async () => {
+  // The manifest's check reads cluster.redis with src/cluster/redis_url.ts, which loads nothing.
+  const run = await walked("src/cli/run.ts");
+  assert.deepEqual(outside(run).filter((s) => /ioredis/.test(s)), []);
+  assert.deepEqual([...run.keys()].filter((s) => /\/src\/cluster\/client\.ts$/.test(s)), []);
+  for (const entry of ["src/cli/edge.ts", "src/cluster/publish_session.ts"]) {
+    const g = await walked(entry);
+    assert.ok(outside(g).some((s) => s.startsWith("npm:ioredis")), entry);
+  }
+});

@@ -10,7 +10,7 @@ import { startCapsule } from "../helpers/capsule.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { sessionKeys } from "../../src/cluster/keys.ts";
-import type { Reply } from "../../src/cluster/redis.ts";
+import type { Reply } from "../../src/cluster/client.ts";
 import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
 
 async function send(base: string, text: string): Promise<string> {

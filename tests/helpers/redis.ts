@@ -3,7 +3,8 @@
  * with no persistence, so a restart starts empty, as a Redis that lost its data would. Killed by
  * its pid; `restart()` stops it and starts a new one on the same port.
  */
-import { RedisConn, type Reply } from "../../src/cluster/redis.ts";
+import { openRedis, type Reply } from "../../src/cluster/client.ts";
+import { parseRedisUrl, type RedisTarget } from "../../src/cluster/redis_url.ts";
 import { until } from "./until.ts";
 
 export const REDIS_SERVER = Deno.env.get("MUR_REDIS_SERVER") ?? "/usr/bin/redis-server";
@@ -50,10 +51,7 @@ export class TestRedis {
     }).spawn();
     await until("redis-server to answer PING", async () => {
       try {
-        const c = await RedisConn.connect({ hostname: "127.0.0.1", port: this.port, shown: "" });
-        const r = await c.send(["PING"]);
-        c.close();
-        return r === "PONG" ? true : undefined;
+        return await this.cmd("PING") === "PONG" ? true : undefined;
       } catch {
         return undefined;
       }
@@ -78,9 +76,10 @@ export class TestRedis {
 
   /** One command on a fresh connection. */
   async cmd(...args: (string | number)[]): Promise<Reply> {
-    const c = await RedisConn.connect({ hostname: "127.0.0.1", port: this.port, shown: "" });
+    const c = openRedis(parseRedisUrl(this.url) as RedisTarget);
     try {
-      return await c.send(args);
+      await c.ready(2000);
+      return await c.call(args);
     } finally {
       c.close();
     }

@@ -13,6 +13,12 @@ import { createSseParser } from "./sse.js";
 const A2A = { "content-type": "application/json", "a2a-version": "1.0" };
 
 /**
+ * The door this page talks to: the folder above this file (`/ui/client.js` on a capsule's door,
+ * `/sessions/<id>/ui/client.js` on an edge serving the session).
+ */
+const BASE = new URL("../", import.meta.url);
+
+/**
  * Backoff before reconnect n (from 1): 250 ms doubling to 8 s, with ±20 % jitter.
  * @param {number} n
  * @param {() => number} [random]
@@ -48,7 +54,9 @@ export class DoorClient {
    */
   async status(tasks = []) {
     const q = tasks.map((t) => `task=${encodeURIComponent(t)}`).join("&");
-    const res = await fetch(`/ui/status${q ? `?${q}` : ""}`, { headers: this.headers() });
+    const res = await fetch(new URL(`ui/status${q ? `?${q}` : ""}`, BASE), {
+      headers: this.headers(),
+    });
     if (res.status === 401 || res.status === 403) throw await authError(res);
     if (!res.ok) throw new Error(`GET /ui/status answered HTTP ${res.status}`);
     return await res.json();
@@ -60,7 +68,7 @@ export class DoorClient {
    * @param {unknown} params
    */
   async rpc(method, params) {
-    const res = await fetch("/", {
+    const res = await fetch(BASE, {
       method: "POST",
       headers: this.headers(A2A),
       body: JSON.stringify({ jsonrpc: "2.0", id: `ui-${++this.seq}`, method, params }),
@@ -76,7 +84,8 @@ export class DoorClient {
    * @param {string} url
    */
   async image(url) {
-    const res = await fetch(url, { headers: this.headers() });
+    // Frames name attachments from the door's root (`/attachments/…`).
+    const res = await fetch(new URL(url.replace(/^\//, ""), BASE), { headers: this.headers() });
     if (!res.ok) throw new Error(`${url} answered HTTP ${res.status}`);
     return URL.createObjectURL(await res.blob());
   }
@@ -162,7 +171,7 @@ export class Watcher {
     let outcome = /** @type {"delivered" | "failed" | "lagged" | "closed"} */ ("failed");
     try {
       await this.on.beforeConnect?.();
-      const res = await fetch("/", {
+      const res = await fetch(BASE, {
         method: "POST",
         headers: this.client.headers({
           ...A2A,

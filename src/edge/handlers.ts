@@ -1,0 +1,166 @@
+/**
+ * The edge's methods as a table, like the door's (src/door/handlers.ts): method name → handler,
+ * typed `Record<RpcMethod, EdgeHandler>` so a method the door serves cannot be missing here.
+ * Both bindings reach a method through this table (server.ts decodes a JSON-RPC or an HTTP+JSON
+ * request into `params`); a handler reads the session through `EdgeSession` (the mirror of its
+ * stream, its tasks and meta in Redis) or forwards the call to the capsule's own door.
+ */
+import type { Task } from "../a2a/types.ts";
+import { isTerminal } from "../a2a/types.ts";
+import type { Binding, RpcMethod } from "../door/handlers.ts";
+import { invalidParams, taskNotFound, unsupported } from "../door/jsonrpc.ts";
+import { type ListRow, listRows } from "../door/methods.ts";
+import { pollLog } from "../door/poll.ts";
+import { activates, lastEventId } from "../door/streams.ts";
+import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
+import { openView } from "../events/view.ts";
+import type { SessionMirror } from "./mirror.ts";
+import { cardFor, type SessionMeta } from "./session_facts.ts";
+
+/** A cursor the mirror has not reached yet: it may still be on its way from the capsule. */
+const CATCH_UP_MS = 1000;
+
+/** What a handler knows of the session it serves (server.ts builds one per request). */
+export interface EdgeSession {
+  id: string;
+  meta: SessionMeta;
+  /** This edge's URL for the session (`http://<host>/sessions/<id>`). */
+  base: string;
+  /** The session's mirror, once its first read was tried. */
+  mirror(): Promise<SessionMirror>;
+  task(id: string): Promise<Task | undefined>;
+  taskRows(): Promise<ListRow[]>;
+}
+
+export interface EdgeCall {
+  session: EdgeSession;
+  /** The JSON-RPC request id; null on HTTP+JSON (bare stream events). */
+  id: string | number | null;
+  params: Record<string, unknown>;
+  headers: Headers;
+  binding: Binding;
+  heartbeatMs: number;
+  warn(line: string): void;
+  /** The same request, sent to the capsule's door, its answer streamed back (forward.ts). */
+  forward(): Promise<Response>;
+}
+
+export type EdgeHandler = (call: EdgeCall) => Promise<Response>;
+
+/** The replay's cursor, once the mirror has caught up with it (or CATCH_UP_MS passed). */
+async function cursorOf(m: SessionMirror, headers: Headers): Promise<number | undefined> {
+  const id = lastEventId(headers);
+  const deadline = Date.now() + CATCH_UP_MS;
+  // waitAfter wakes at every event: wait again until the cursor is reached or time is up.
+  while (id !== undefined && id > m.log.lastId && !m.log.closed && Date.now() < deadline) {
+    await m.log.waitAfter(m.log.lastId, deadline - Date.now());
+  }
+  return id;
+}
+
+function sse(body: ReadableStream<Uint8Array>, ext: string[]): Response {
+  const headers = new Headers({
+    "content-type": "text/event-stream",
+    "cache-control": "no-cache",
+    "connection": "keep-alive",
+  });
+  if (ext.length) headers.set("A2A-Extensions", ext.join(", "));
+  return new Response(body, { headers });
+}
+
+const forwarded: EdgeHandler = (c) => c.forward();
+
+function idParam(c: EdgeCall, method: string): string {
+  const id = c.params.id;
+  if (typeof id !== "string" || id === "") {
+    throw invalidParams(`Invalid params: ${method} requires an id`);
+  }
+  return id;
+}
+
+async function watchSession(c: EdgeCall): Promise<Response> {
+  const m = await c.session.mirror();
+  const body = openView({
+    kind: "watch",
+    log: m.log,
+    requestId: c.id,
+    activated: true,
+    heartbeatMs: c.heartbeatMs,
+    conversationMode: c.session.meta.conversationMode,
+    lastEventId: await cursorOf(m, c.headers),
+    warn: c.warn,
+  });
+  return sse(body, [DOOR_URI, STREAM_URI]);
+}
+
+async function subscribeToTask(c: EdgeCall): Promise<Response> {
+  const id = idParam(c, "SubscribeToTask");
+  if (!c.session.meta.acceptsTasks) {
+    throw unsupported(
+      "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
+    );
+  }
+  const m = await c.session.mirror();
+  const requested = await cursorOf(m, c.headers);
+  // Events after this mark reach the connection by replay: none is lost while the task is read
+  // from Redis (the capsule's door subscribes before it reads; this is the same rule).
+  const mark = m.log.lastId;
+  const task = await c.session.task(id);
+  if (!task) throw taskNotFound(id);
+  const ended = isTerminal(task.status.state) ? task.status.state : undefined;
+  const streamState = m.stateOf(id);
+  if (ended || (streamState && isTerminal(streamState) && requested === undefined)) {
+    const state = ended ?? streamState!;
+    throw unsupported(`task ${id} has ended in ${state}; read it with GetTask`, {
+      taskId: id,
+      state,
+    });
+  }
+  const activated = activates(c.headers);
+  const body = openView({
+    kind: "subscribe",
+    log: m.log,
+    requestId: c.id,
+    activated,
+    heartbeatMs: c.heartbeatMs,
+    taskId: id,
+    probe: m.probe(task),
+    opening: { task },
+    lastEventId: requested ?? mark,
+    warn: c.warn,
+  });
+  return sse(body, activated ? [STREAM_URI] : []);
+}
+
+export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
+  SendMessage: forwarded,
+  SendStreamingMessage: forwarded,
+  CancelTask: forwarded,
+  "murmur.StopSession": forwarded,
+  // Push configs live in the capsule, which sends the notifications (src/push/).
+  CreateTaskPushNotificationConfig: forwarded,
+  GetTaskPushNotificationConfig: forwarded,
+  ListTaskPushNotificationConfigs: forwarded,
+  DeleteTaskPushNotificationConfig: forwarded,
+  "murmur.WatchSession": watchSession,
+  SubscribeToTask: subscribeToTask,
+  GetTask: async (c) => {
+    const id = idParam(c, "GetTask");
+    const task = await c.session.task(id);
+    if (!task) throw taskNotFound(id);
+    return c.binding.result(task);
+  },
+  ListTasks: async (c) => c.binding.result(listRows(await c.session.taskRows(), c.params)),
+  "murmur.PollSession": async (c) =>
+    c.binding.result(await pollLog((await c.session.mirror()).log, c.params)),
+  GetExtendedAgentCard: (c) => {
+    const ext = c.session.meta.extendedCard;
+    if (ext === null) throw unsupported("this agent serves no extended agent card");
+    return Promise.resolve(c.binding.result(cardFor(ext, c.session.base)));
+  },
+};
+
+/** The handler of `method`, or null when no edge serves it. */
+export function edgeHandlerOf(method: string): EdgeHandler | null {
+  return Object.hasOwn(EDGE_HANDLERS, method) ? EDGE_HANDLERS[method as RpcMethod] : null;
+}
