@@ -6,7 +6,7 @@
  * stderr (W-EDGE-001) and the edge serves on, reading when it answers.
  */
 import { MurError } from "../errors.ts";
-import { parseRedisUrl } from "../cluster/redis_url.ts";
+import { parseRedisUrl } from "../manifest/redis_url.ts";
 import { openRedis } from "../cluster/client.ts";
 import { CLUSTER_KEY_ENV, CLUSTER_KEY_MIN_BYTES } from "../door/auth.ts";
 import { startEdge } from "../edge/server.ts";

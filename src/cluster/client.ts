@@ -9,7 +9,7 @@
  * tls into the process.
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import type { RedisTarget } from "./redis_url.ts";
+import type { RedisTarget } from "../manifest/redis_url.ts";
 
 export type { RedisTarget };
 

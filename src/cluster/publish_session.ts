@@ -10,7 +10,7 @@ import { takesTasks } from "../session/lifecycle.ts";
 import type { TraceWriter } from "../trace_writer.ts";
 import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
 import { openRedis, readCa } from "./client.ts";
-import { parseRedisUrl } from "./redis_url.ts";
+import { parseRedisUrl } from "../manifest/redis_url.ts";
 
 /**
  * The session's token key from `MURMUR_CLUSTER_KEY`, or undefined (a random key, and W-CLU-002 on

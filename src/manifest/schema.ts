@@ -12,7 +12,7 @@ import { spawnName } from "./spawn.ts";
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
-import { parseRedisUrl } from "../cluster/redis_url.ts";
+import { parseRedisUrl } from "./redis_url.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;

@@ -91,7 +91,7 @@ Deno.test("lazy graph: mur run imports no Node module (each woke Node compatibil
 });
 
 Deno.test("lazy graph: mur run without cluster: reaches no Redis client; mur edge and the publisher reach ioredis", async () => {
-  // The manifest's check reads cluster.redis with src/cluster/redis_url.ts, which loads nothing.
+  // The manifest's check reads cluster.redis with src/manifest/redis_url.ts, which loads nothing.
   const run = await walked("src/cli/run.ts");
   assert.deepEqual(outside(run).filter((s) => /ioredis/.test(s)), []);
   assert.deepEqual([...run.keys()].filter((s) => /\/src\/cluster\/client\.ts$/.test(s)), []);

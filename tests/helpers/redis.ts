@@ -4,7 +4,7 @@
  * its pid; `restart()` stops it and starts a new one on the same port.
  */
 import { openRedis, type Reply } from "../../src/cluster/client.ts";
-import { parseRedisUrl, type RedisTarget } from "../../src/cluster/redis_url.ts";
+import { parseRedisUrl, type RedisTarget } from "../../src/manifest/redis_url.ts";
 import { until } from "./until.ts";
 
 export const REDIS_SERVER = Deno.env.get("MUR_REDIS_SERVER") ?? "/usr/bin/redis-server";
