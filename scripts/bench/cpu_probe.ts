@@ -15,7 +15,8 @@ import { type MurTaskKind, taskText, writeCapsule } from "./mur_capsule.ts";
 import { COMPLETED, sleep } from "./measure.ts";
 import { median } from "./stats.ts";
 import { gateMs } from "./round_mur.ts";
-import { selfTimes } from "./cpu_profile.ts";
+import { byModule, selfTimes } from "./cpu_profile.ts";
+import { INSPECT_FLAG, inspectorOf } from "./inspector.ts";
 import type { RunResult, StreamJob } from "./loadgen.ts";
 
 const HEADERS = { "Content-Type": "application/json", "A2A-Version": "1.0" };
@@ -29,6 +30,7 @@ const { values } = parseArgs({
     n: { type: "string", default: "10000" },
     tries: { type: "string", default: "5" },
     prof: { type: "string" },
+    replay: { type: "boolean", default: false },
   },
 });
 const k = Number(values.k), n = Number(values.n), tries = Number(values.tries);
@@ -64,7 +66,7 @@ const mur = await spawnReady({
     manifest,
     `${dir}/wd`,
     [],
-    prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : [],
+    prof ? ["--cpu-prof", `--cpu-prof-dir=${prof}`] : values.replay ? [INSPECT_FLAG] : [],
   ),
   env: { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
   core: 0,
@@ -169,7 +171,61 @@ try {
   const diff = (a: Map<string, number>, b: Map<string, number>) =>
     [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0.5)
       .map(([k, v]) => `${k.split("#")[0]} ${v.toFixed(1)}`).join(", ");
-  for (let i = 0; i < tries; i++) {
+  if (values.replay) {
+    // Replay of 512 events: request written → the 512th replayed event read, raw and mur in turn.
+    const rr: number[] = [], mr: number[] = [];
+    const gc = await inspectorOf(mur);
+    await gc.startProfile(50);
+    for (let i = 0; i < tries * 3; i++) {
+      const a = await lg.run({
+        host: "127.0.0.1",
+        port: rport,
+        k: 1,
+        preamble: 0,
+        stopAfter: 512,
+        timeoutMs: 10_000,
+        request: {
+          path: "/",
+          headers: { ...HEADERS, "Accept": "text/event-stream", "Last-Event-ID": "1000" },
+          body: '{"jsonrpc":"2.0","id":1,"method":"SubscribeToTask","params":{"id":"t"}}',
+        },
+      });
+      const from = lastId - 512;
+      const b = await lg.run({
+        ...watch(),
+        startMarker: undefined,
+        endMarker: undefined,
+        stopAfter: 512,
+        timeoutMs: 10_000,
+        request: {
+          ...watch().request,
+          headers: { ...watch().request.headers, "Last-Event-ID": String(from) },
+        },
+      });
+      if (!a.ok || !b.ok) throw new Error(a.error ?? b.error);
+      rr.push(a.requestToEndMs);
+      mr.push(b.requestToEndMs);
+    }
+    const p = await gc.stopProfile();
+    gc.close();
+    for (const t of selfTimes(p).slice(1, 25)) {
+      console.log(`${t.ms.toFixed(1).padStart(7)} ms ${t.pct.toFixed(1).padStart(5)} %  ${t.fn}`);
+    }
+    for (const t of byModule(p).slice(0, 12)) {
+      console.log(`${t.ms.toFixed(1).padStart(7)} ms  ${t.module}`);
+    }
+    console.log(
+      `replay 512: raw ${median(rr).toFixed(2)} ms  mur ${median(mr).toFixed(2)} ms (${
+        (median(mr) / median(rr)).toFixed(2)
+      }×)`,
+    );
+    console.log(
+      `  raw ${rr.map((x) => x.toFixed(2)).join(" ")}\n  mur ${
+        mr.map((x) => x.toFixed(2)).join(" ")
+      }`,
+    );
+  }
+  for (let i = 0; i < (values.replay ? 0 : tries); i++) {
     const a = await rawRun();
     out.raw.push(per(a));
     out.rawRate.push(a.rate);

@@ -353,7 +353,7 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   } the one load-generator process holds every connection (its core's busy share is "lg${
     Math.max(...plan.ks)
   }" below): there its throughput is the client's ceiling and the CPU rows are the comparison.
-  Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round. Cold
+  Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round after one unmeasured. Cold
   start: spawn to the readiness line (raw and SDK: their own one-line readiness print on listen).
 
 ## Results

@@ -22,6 +22,16 @@ export function tooLarge(): Response {
 export async function readCapped(req: Request): Promise<Uint8Array | "too-large" | "cut"> {
   const declared = req.headers.get("content-length");
   if (declared !== null && Number(declared) > BODY_CAP_BYTES) return "too-large";
+  if (declared !== null) {
+    // A declared length within the cap bounds what the HTTP layer hands over: read it whole, in
+    // one call (reading the body as a stream costs a promise and a chunk per read, about a
+    // tenth of a replay's time at the door).
+    try {
+      return new Uint8Array(await req.arrayBuffer());
+    } catch {
+      return "cut";
+    }
+  }
   if (!req.body) return new Uint8Array();
   const chunks: Uint8Array[] = [];
   let n = 0;
