@@ -25,6 +25,10 @@ export const DIAGNOSTICS = {
   "E-MAN-002": "YAML syntax, with line and column",
   "E-MAN-003":
     "a value is not valid, naming its key path (`inference.max_turns`, `hooks[1].commit_policy`, an unset `${NAME}`, …)",
+  "E-CAP-010":
+    "an artifact's `config` is not a mapping, or is over 65,536 bytes as JSON (it reaches the artifact as `MURMUR_ARTIFACT_CONFIG`)",
+  "E-CAP-013":
+    "an artifact claims the name of a tool the runtime provides itself (`request-input`, `call-member`, `end-without-answer`, `delegate-task`)",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":
@@ -77,6 +81,8 @@ export const DIAGNOSTICS = {
     "the task cannot be canceled: it has ended (the door answered `-32002`); nothing was changed",
   "E-RUN-050":
     "an internal error in `mur run` (an uncaught exception): the running task fails with it, the session ends `failed`",
+  "E-RUN-051":
+    "the staging phase stopped the launch: an `on-stage` hook failed (non-zero exit, timeout, unreadable answer), or a tool manifest under `workdir/tools/` cannot be used; nothing started, the diagnostics are in `logs/bootstrap.log`",
   "W-RUN-001": "a turn stopped at `inference.max_tokens`: `out/result.txt` holds a fragment",
   "W-RUN-002": "the harness version is not one mur was tested with",
   "W-RUN-003":

@@ -131,6 +131,20 @@ interface ToolLines {
     /** Present (true) only when the output the model was shown was cut (README "Tools"). */
     truncated?: true;
   };
+  /**
+   * A call that read a skill (docs/skills.md), in place of its `tool_call`; not counted in the
+   * tool totals of `task_end` and `session_end`.
+   */
+  skill_call: {
+    turn: number;
+    task_id: string;
+    skill_name: string;
+    output_bytes: number;
+    duration_ms: number;
+    status: "ok" | "error";
+    origin: "operator" | "runtime";
+    trust: "trusted" | "untrusted";
+  };
   tool_input_refused: {
     turn: number;
     tool_name: string;

@@ -51,6 +51,8 @@ import { pathError } from "../path_errors.ts";
 import { PushNotifications } from "../push/push.ts";
 import { backgroundResult, takesTasks } from "../session/lifecycle.ts";
 import type { Tool } from "../tools/types.ts";
+import { stageCapsule } from "../stage/stage.ts";
+import { inventory } from "../stage/inventory.ts";
 
 /** How long a session that faulted may take to end by itself (README "Running a capsule"). */
 export const FAULT_GRACE_MS = 5_000;
@@ -170,10 +172,21 @@ export async function runCommand(args: string[]): Promise<number> {
     }
   }
 
+  // The staging phase's workdir steps (src/stage/): artifacts staged, on-stage hooks, runtime
+  // tool manifests and skills. A failure stops the launch here: no trace, no door, no record.
+  const staged = await stageCapsule({
+    manifest,
+    workdir,
+    sessionId,
+    hookTimeoutMs: hookTimeoutMs((name) => Deno.env.get(name)),
+    warn: (line) => console.error(line),
+  });
+
   const sessionTools = new Map<string, Tool>();
   const toolbox = new ToolBox({
     capabilities: manifest.capabilities,
-    tools: manifest.tools,
+    tools: [...manifest.tools, ...staged.runtimeTools],
+    skills: staged.skills,
     shellGraceSecs: manifest.lifecycle.shellGraceSecs,
     background: backgroundResult(manifest.lifecycle),
   });
@@ -293,12 +306,9 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   // MURMUR.md (the model's onboarding file) is written before the door binds, so a workdir that
   // cannot take it fails the launch with a coded error and nothing started.
-  const toolList = session.toolNames().map((name) => ({
-    name,
-    description: toolbox.specs().find((s) => s.name === name)?.description ?? "",
-  }));
+  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = (url: string | null) =>
-    writeMurmurMd(workdir, { manifest, sessionId, url, tools: toolList, model: driver.model });
+    writeMurmurMd(workdir, { manifest, sessionId, url, ...offered, model: driver.model });
   try {
     murmurMd(null);
   } catch (e) {
@@ -434,6 +444,7 @@ export async function runCommand(args: string[]): Promise<number> {
     otel: otel?.config,
     pushSecret: push?.secret,
     formation: membership ?? undefined,
+    inventory: offered,
   };
   await recordRunning(announced);
   announce(announced, v);

@@ -9,6 +9,7 @@ import type { Session, SessionStatus } from "../session/session.ts";
 import type { Workdir } from "../session/workdir.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { writeRunningRecord } from "../home/running_records.ts";
+import { type Inventory, skillsLine } from "../stage/inventory.ts";
 
 export interface Announced {
   sessionId: string;
@@ -23,6 +24,8 @@ export interface Announced {
   pushSecret?: string;
   /** The formation this session is a member of (src/crew/formation/membership.ts). */
   formation?: { formationId: string; door?: { member: string } };
+  /** What the capsule offers (src/stage/inventory.ts): `-v` prints its skills. */
+  inventory?: Inventory;
 }
 
 /** The running record; one that cannot be written leaves the session reachable by URL only. */
@@ -74,6 +77,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
     if (a.workdir.session !== a.workdir.root) console.log(`session dir: ${a.workdir.session}`);
     console.log(`manifest: ${a.manifest.path}`);
     console.log(`driver: ${a.manifest.inference.driver}`);
+    if (a.inventory) console.log(`skills: ${skillsLine(a.inventory)}`);
     console.log(`page: ${pageUrl(a.address)}`);
     if (a.otel) console.log(`otel: ${a.otel.url} (${a.otel.source})`);
   }

@@ -69,6 +69,14 @@ export function showTrace(events: TraceEvent[]): string[] {
       duration(num(e, "duration_ms"))
     }  ${short(e.input ?? "")}`
   );
+  // Skill calls are apart from tool calls (docs/skills.md): a skill_call line is not a tool_call.
+  const skillRows = of("skill_call").map((e) =>
+    `${whose(e)}${turnOf(e)}  ${str(e, "skill_name") ?? "?"}  ${str(e, "origin") ?? "?"}/${
+      str(e, "trust") ?? "?"
+    }  ${str(e, "status") ?? "?"}  ${num(e, "output_bytes") ?? "?"} bytes  ${
+      duration(num(e, "duration_ms"))
+    }`
+  );
   const shellRows = [
     ...of("shell").map((e) =>
       `${whose(e)}${turnOf(e)}  ${str(e, "binary") ?? "?"} ${short(e.command ?? "", 80)}  exit ${
@@ -156,6 +164,7 @@ export function showTrace(events: TraceEvent[]): string[] {
     ...section("Turns", turnRows, true),
     ...section("Tokens", tokenRows, true),
     ...section("Tool calls", toolRows),
+    ...section("Skill calls", skillRows.length ? [`count: ${skillRows.length}`, ...skillRows] : []),
     ...section("Shell calls", shellRows),
     ...section("Compaction", compactionRows),
     ...section("Cancelled", canceledRows),

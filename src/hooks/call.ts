@@ -55,6 +55,7 @@ export async function callHook(
       MURMUR_SESSION_ID: o.sessionId,
       MURMUR_HOOK_NAME: h.name,
       MURMUR_WORKDIR: o.workdirRoot,
+      ...h.env,
     },
   });
   let out: Outcome;

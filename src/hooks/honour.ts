@@ -13,6 +13,7 @@ const ARM_POLICY: Partial<Record<HookArm["arm"], string>> = {
   "seed-context": "seed-context",
   "replace-context": "replace-context",
   "deny": "deny",
+  "write-manifests": "write-manifests",
 };
 
 /** What each policy arm does, for the sentence that says why an answer was not used. */
@@ -21,6 +22,7 @@ const ARM_ACTION: Record<string, string> = {
   "seed-context": "seed the context",
   "replace-context": "replace the context",
   "deny": "refuse a call",
+  "write-manifests": "write tool manifests",
 };
 
 /** `an on-tool-call or on-shell` — the bindings that honour `policy`, with their article. */

@@ -15,7 +15,14 @@ export type HookArm =
   | { arm: "seed-context"; messages: HookMessage[] }
   | { arm: "replace-context"; messages: HookMessage[] }
   | { arm: "deny"; reason: string }
-  | { arm: "artifact"; json: Record<string, unknown> };
+  | { arm: "artifact"; json: Record<string, unknown> }
+  | { arm: "write-manifests"; manifests: ToolManifestWrite[] };
+
+/** One tool manifest an `on-stage` hook asks to write: `workdir/tools/<binary_name>/murmur.yaml`. */
+export interface ToolManifestWrite {
+  binary_name: string;
+  content: string;
+}
 
 const message = z.object({
   role: z.enum(["user", "assistant", "tool"]),
@@ -40,9 +47,19 @@ const output = z.object({
   replace_context: z.array(message).optional(),
   deny: z.string().optional(),
   artifact: z.record(z.string(), z.unknown()).optional(),
+  write_manifests: z.array(z.object({ binary_name: z.string(), content: z.string() }).strict())
+    .optional(),
 }).strict();
 
-const ARMS = ["none", "reopen_task", "seed_context", "replace_context", "deny", "artifact"];
+const ARMS = [
+  "none",
+  "reopen_task",
+  "seed_context",
+  "replace_context",
+  "deny",
+  "artifact",
+  "write_manifests",
+];
 
 /** Parses a hook's stdout into its arm, or says why it cannot be read. */
 export function parseHookOutput(stdout: string): HookArm | { unreadable: string } {
@@ -78,6 +95,9 @@ export function parseHookOutput(stdout: string): HookArm | { unreadable: string 
   }
   if (o.deny !== undefined) return { arm: "deny", reason: o.deny };
   if (o.artifact !== undefined) return { arm: "artifact", json: o.artifact };
+  if (o.write_manifests !== undefined) {
+    return { arm: "write-manifests", manifests: o.write_manifests };
+  }
   return { arm: "none" };
 }
 

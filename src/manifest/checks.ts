@@ -3,8 +3,11 @@
  * valid, in document order. Every broken rule is reported (through `fail`), not only the first:
  * a user fixes a manifest in one pass. Each message names the key path.
  */
-import { ManifestErrors, type MurError } from "../errors.ts";
+import { ManifestErrors, MurError } from "../errors.ts";
+import type { CommitPolicy, HookBinding } from "./types.ts";
 import {
+  ARTIFACT_CONFIG_MAX_BYTES,
+  ARTIFACT_RUNTIMES,
   BINDING_POLICY,
   BUILTIN_TOOLS,
   DEFAULTS,
@@ -18,8 +21,10 @@ import {
   PROCESS_DRIVERS,
   PROVIDER_DRIVERS,
   RESERVED_CREDENTIAL,
+  RESERVED_TOOL_NAMES,
   show,
   TOOL_NAME,
+  UNSUPPORTED_RUNTIMES,
   valueAt,
 } from "./schema.ts";
 
@@ -69,6 +74,7 @@ export function checkManifest(doc: ManifestDoc, fail: Fail): string[] {
     )));
   checkTools(doc.tools ?? [], shell, fail);
   checkHooks(doc.hooks ?? [], fail);
+  checkArtifacts(doc, fail);
   return notes;
 }
 
@@ -232,22 +238,8 @@ function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void 
         } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
       ));
     }
-    const policy = hook.commit_policy ?? DEFAULTS.commitPolicy;
-    const honored = BINDING_POLICY[hook.binding];
-    if (policy !== "none" && policy !== honored) {
-      const honors = honored
-        ? `honors commit_policy '${honored}'`
-        : "honors only commit_policy 'none'";
-      fail(invalid(
-        at,
-        `commit_policy '${policy}' is not valid for binding '${hook.binding}'; binding '${hook.binding}' ${honors}`,
-      ));
-    } else if (policy !== "none" && hook.execution_mode === "async") {
-      fail(invalid(
-        at,
-        `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`,
-      ));
-    }
+    const problem = hookPairProblem(hook.binding, hook.commit_policy, hook.execution_mode);
+    if (problem) fail(invalid(at, problem));
   });
   const names = hooks.map((h) => h.name);
   duplicates(
@@ -255,6 +247,186 @@ function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void 
     (i, j) =>
       fail(invalid(`hooks[${j}]`, `${show(names[j])} is declared twice (also hooks[${i}])`)),
   );
+}
+
+/**
+ * The valid binding / commit_policy / execution_mode combinations (docs/hooks.md "Answers and
+ * policies"): each binding honours one policy besides `none`, a committing policy needs a
+ * blocking hook, and `on-stage` runs blocking hooks only. Shared by `hooks:` entries and hook
+ * artifacts (./artifacts.ts); null when the combination is valid.
+ */
+export function hookPairProblem(
+  binding: HookBinding,
+  commitPolicy: CommitPolicy | undefined,
+  executionMode: "blocking" | "async" | undefined,
+): string | null {
+  const policy = commitPolicy ?? DEFAULTS.commitPolicy;
+  const honored = BINDING_POLICY[binding];
+  if (policy !== "none" && policy !== honored) {
+    const honors = honored
+      ? `honors commit_policy '${honored}'`
+      : "honors only commit_policy 'none'";
+    return `commit_policy '${policy}' is not valid for binding '${binding}'; binding '${binding}' ${honors}`;
+  }
+  if (binding === "on-stage" && executionMode === "async") {
+    return "binding 'on-stage' runs only blocking hooks (the launch waits for it); execution_mode: async is not valid for it";
+  }
+  if (policy !== "none" && executionMode === "async") {
+    return `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`;
+  }
+  return null;
+}
+
+/**
+ * `artifacts:` entries (docs/manifest.md "artifacts"): a runtime mur runs, a local folder (mur
+ * has no registry), keys that fit the runtime, a `config` mapping small enough for the
+ * environment, names no other tool, hook or the runtime itself already holds.
+ */
+function checkArtifacts(doc: ManifestDoc, fail: Fail): void {
+  const arts = doc.artifacts ?? [];
+  const shell = doc.capabilities?.shell?.allow ?? [];
+  const toolNames = (doc.tools ?? []).map((t) => t.builtin ?? t.name);
+  const hookNames = (doc.hooks ?? []).map((h) => h.name);
+  const seen = new Map<string, number>();
+  arts.forEach((a, i) => {
+    const at = `artifacts[${i}]`;
+    const runtime = a.runtime ?? "tool";
+    if (!(ARTIFACT_RUNTIMES as readonly string[]).includes(runtime)) {
+      const instead = UNSUPPORTED_RUNTIMES[runtime];
+      fail(invalid(
+        `${at}.runtime`,
+        `${show(runtime)} is not supported: mur runs ${ARTIFACT_RUNTIMES.join(", ")} artifacts${
+          instead ? `; ${instead}` : ""
+        }`,
+      ));
+      return;
+    }
+    const pattern = runtime === "hook" ? HOOK_NAME : TOOL_NAME;
+    if (!pattern.test(a.name)) {
+      fail(invalid(
+        `${at}.name`,
+        runtime === "hook"
+          ? `${
+            show(a.name)
+          } must be letters, digits, '.', '_' or '-', starting with a letter or digit`
+          : `${
+            show(a.name)
+          } must be 1 to 64 letters, digits, '_' or '-' (the model calls it by this name)`,
+      ));
+    } else if (
+      runtime !== "hook" && (RESERVED_TOOL_NAMES as readonly string[]).includes(a.name)
+    ) {
+      fail(
+        new MurError(
+          "E-CAP-013",
+          `${at}.name: ${show(a.name)} is the name of a tool the runtime provides itself`,
+          `rename the artifact; reserved: ${RESERVED_TOOL_NAMES.join(", ")}`,
+        ),
+      );
+    } else if (runtime !== "hook" && shell.includes(a.name)) {
+      fail(invalid(
+        `${at}.name`,
+        `${show(a.name)} is already a shell tool from capabilities.shell.allow`,
+      ));
+    } else if (runtime !== "hook" && toolNames.includes(a.name)) {
+      fail(invalid(`${at}.name`, `${show(a.name)} is already declared under tools:`));
+    } else if (runtime === "hook" && hookNames.includes(a.name)) {
+      fail(invalid(`${at}.name`, `${show(a.name)} is already declared under hooks:`));
+    } else if (seen.has(a.name)) {
+      fail(invalid(at, `${show(a.name)} is declared twice (also artifacts[${seen.get(a.name)}])`));
+    } else seen.set(a.name, i);
+
+    if (a.source === undefined) {
+      fail(missing(
+        `${at}.source`,
+        "mur has no artifact registry: name the artifact's folder (relative to the manifest's folder) with source: and local_source: true",
+      ));
+    } else if ((a.local_source ?? runtime === "skill") !== true) {
+      fail(invalid(
+        at,
+        `artifact '${a.name}' declares 'source:' but does not declare 'local_source: true' (runtime: ${runtime})`,
+      ));
+    }
+    if (a.prompt_payload !== undefined && runtime !== "skill") {
+      fail(invalid(
+        `${at}.prompt_payload`,
+        `only a skill carries a prompt payload (its skill.md); this artifact's runtime is ${runtime}`,
+      ));
+    }
+    if (a.capabilities !== undefined) {
+      fail(invalid(
+        `${at}.capabilities`,
+        runtime === "skill"
+          ? "a skill runs nothing, so it takes no capabilities"
+          : `per-artifact capabilities are not supported: mur runs a packaged ${runtime} as a command under the capsule's own capabilities:`,
+      ));
+    }
+    if (a.gateway !== undefined) {
+      fail(invalid(
+        `${at}.gateway`,
+        "a credential gateway belongs to a driver artifact; mur's drivers are built in (inference.driver, inference.api_key)",
+      ));
+    }
+    if (a.config !== undefined) checkArtifactConfig(a.config, `${at}.config`, runtime, fail);
+  });
+  checkPromptArtifact(doc, fail);
+}
+
+/** `config`: a mapping, handed over as compact JSON of at most 64 KiB (E-CAP-010). */
+function checkArtifactConfig(config: unknown, at: string, runtime: string, fail: Fail): void {
+  if (runtime === "skill") {
+    fail(invalid(at, "a skill runs nothing, so it takes no config"));
+    return;
+  }
+  if (config === null || typeof config !== "object" || Array.isArray(config)) {
+    fail(
+      new MurError(
+        "E-CAP-010",
+        `${at}: must be a mapping of keys (it reaches the artifact as MURMUR_ARTIFACT_CONFIG, one JSON object)`,
+      ),
+    );
+    return;
+  }
+  const bytes = new TextEncoder().encode(JSON.stringify(config)).length;
+  if (bytes > ARTIFACT_CONFIG_MAX_BYTES) {
+    fail(
+      new MurError(
+        "E-CAP-010",
+        `${at}: is ${bytes} bytes as JSON; MURMUR_ARTIFACT_CONFIG holds at most ${ARTIFACT_CONFIG_MAX_BYTES}`,
+        "keep large data in a file in the artifact's folder and name it in config",
+      ),
+    );
+  }
+}
+
+/** `inference.system_prompt_artifact` names a skill artifact whose prompt payload is on. */
+function checkPromptArtifact(doc: ManifestDoc, fail: Fail): void {
+  const inf = doc.inference ?? {};
+  const name = inf.system_prompt_artifact;
+  if (name === undefined) return;
+  const at = "inference.system_prompt_artifact";
+  if (inf.system_prompt !== undefined || inf.system_prompt_file !== undefined) {
+    fail(invalid(
+      at,
+      `cannot be set together with inference.${
+        inf.system_prompt !== undefined ? "system_prompt" : "system_prompt_file"
+      }; keep one`,
+    ));
+    return;
+  }
+  const a = (doc.artifacts ?? []).find((x) => x.name === name);
+  if (!a) {
+    fail(invalid(at, `${show(name)} names no entry of artifacts:`));
+  } else if ((a.runtime ?? "tool") !== "skill") {
+    fail(invalid(
+      at,
+      `${show(name)} is a ${
+        a.runtime ?? "tool"
+      } artifact; only a skill's text can be the system prompt`,
+    ));
+  } else if (a.prompt_payload === false) {
+    fail(invalid(at, `${show(name)} declares prompt_payload: false`));
+  }
 }
 
 /** Calls `found(first, again)` for every value listed again. */

@@ -8,6 +8,7 @@ import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
+import { readArtifacts } from "./artifacts.ts";
 import type {
   Credential,
   DriverName,
@@ -122,6 +123,20 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
   }
   manifest.tools = tools.map((r) => (r as PromiseFulfilledResult<ToolConfig>).value);
   manifest.hooks = hooks.map((r) => (r as PromiseFulfilledResult<HookConfig>).value);
+  if (doc.artifacts?.length) {
+    // Packaged tools and hooks join the declared ones after them, in artifacts: order.
+    const art = await readArtifacts(doc, dir);
+    manifest.tools.push(...art.tools);
+    manifest.hooks.push(...art.hooks);
+    manifest.skills = art.skills;
+    const bound = art.skills.find((sk) => sk.promptBound);
+    if (bound) {
+      // The skill's text verbatim, as a system_prompt_file's (docs/skills.md).
+      manifest.inference.systemPrompt = bound.text;
+      manifest.inference.systemPromptSource = "manifest";
+      manifest.inference.systemPromptArtifact = bound.name;
+    }
+  }
   return manifest;
 }
 

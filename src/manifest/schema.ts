@@ -22,6 +22,7 @@ export const PROCESS_DRIVERS = ["claude-code", "codex"] as const;
 export const PROVIDER_DRIVERS = ["anthropic", "openai", "openai-compatible"] as const;
 
 export const HOOK_BINDINGS = [
+  "on-stage",
   "on-session-start",
   "on-task-start",
   "on-inference",
@@ -34,6 +35,7 @@ export const HOOK_BINDINGS = [
 
 export const COMMIT_POLICIES = [
   "none",
+  "write-manifests",
   "seed-context",
   "replace-context",
   "reopen-task",
@@ -45,6 +47,7 @@ export const COMMIT_POLICIES = [
  * policies").
  */
 export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
+  "on-stage": "write-manifests",
   "on-session-start": undefined,
   "on-task-start": "seed-context",
   "on-inference": undefined,
@@ -62,6 +65,33 @@ export const SCOPES = DOOR_SCOPES;
 export const RESERVED_CREDENTIAL = "operator";
 
 export const BUILTIN_TOOLS = ["request-input"] as const;
+
+/**
+ * Tool names the runtime keeps for its own tools (the session's request-input and the crew
+ * tools, README "Crews"): an artifact claiming one is E-CAP-013.
+ */
+export const RESERVED_TOOL_NAMES = [
+  "request-input",
+  "call-member",
+  "end-without-answer",
+  "delegate-task",
+] as const;
+
+/** The artifact runtimes mur runs (docs/manifest.md "artifacts"). */
+export const ARTIFACT_RUNTIMES = ["tool", "hook", "skill"] as const;
+
+/**
+ * Runtimes of the reference runtime that mur does not have, and what to do instead: mur runs no
+ * WASM components and stages no native binaries, and its model drivers are built in.
+ */
+export const UNSUPPORTED_RUNTIMES: Record<string, string> = {
+  driver: "mur's model drivers are built in: name one with inference.driver",
+  wasm: "mur runs no WASM components: package the tool as a command (runtime: tool)",
+  native: "mur stages no native binaries: package the program as a command tool (runtime: tool)",
+};
+
+/** `MURMUR_ARTIFACT_CONFIG` holds an artifact's `config` as compact JSON of at most this. */
+export const ARTIFACT_CONFIG_MAX_BYTES = 65_536;
 
 /**
  * Process transport: the harness binary and the environment it gets, by driver (README
@@ -127,8 +157,8 @@ export function keyPath(path: readonly PropertyKey[]): string {
 
 // ---- building blocks: each carries its own message so every issue reads as `<path>: <rule>`.
 
-const str = () => z.string({ error: "must be a string" });
-const nonEmpty = () => str().min(1, { error: "must not be empty" });
+export const str = () => z.string({ error: "must be a string" });
+export const nonEmpty = () => str().min(1, { error: "must not be empty" });
 
 /** Numbers may arrive as text through `${NAME}` expansion (`max_turns: ${TURNS}`). */
 function numeric(v: unknown): unknown {
@@ -149,17 +179,17 @@ function num(ok: (n: number) => boolean, msg: string) {
 const posInt = () => int(1, Number.MAX_SAFE_INTEGER, "must be an integer > 0");
 const nonNegInt = () => int(0, Number.MAX_SAFE_INTEGER, "must be an integer >= 0");
 
-function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
+export function oneOf<const T extends readonly [string, ...string[]]>(values: T) {
   return z.enum(values, {
     error: (iss) => `${show(iss.input)} is not one of ${values.join(", ")}`,
   });
 }
 
-function mapping<S extends z.ZodRawShape>(shape: S) {
+export function mapping<S extends z.ZodRawShape>(shape: S) {
   return z.strictObject(shape, { error: "must be a mapping of keys" });
 }
 
-function list<T extends z.ZodType>(element: T) {
+export function list<T extends z.ZodType>(element: T) {
   return z.array(element, { error: "must be a list" });
 }
 
@@ -167,7 +197,7 @@ function list<T extends z.ZodType>(element: T) {
  * argv of a tool or hook. A string is one shell line, run as `sh -c <line>` (the contract writes
  * arrays; a string is the obvious shorthand and mirrors `done_check.command`).
  */
-const command = () =>
+export const command = () =>
   z.preprocess(
     (v) => (typeof v === "string" ? (v.trim() === "" ? [] : ["sh", "-c", v]) : v),
     z.array(str(), {
@@ -233,6 +263,7 @@ const inferenceSchema = mapping({
   max_session_tokens: posInt().optional(),
   system_prompt: str().optional(),
   system_prompt_file: nonEmpty().optional(),
+  system_prompt_artifact: nonEmpty().optional(),
   idle_timeout_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
 });
 
@@ -266,7 +297,7 @@ const contextSchema = mapping({
 });
 
 /** `true`/`false`, also as text through `${NAME}` expansion. */
-const bool = () =>
+export const bool = () =>
   z.preprocess(
     (v) => v === "true" ? true : v === "false" ? false : v,
     z.boolean({ error: "must be true or false" }),
@@ -377,6 +408,23 @@ const hookSchema = mapping({
   command: command(),
 });
 
+/**
+ * One `artifacts:` entry (docs/manifest.md "artifacts"): a packaged tool, hook or skill in a
+ * folder of its own. Which runtime, which keys go together and what `config` may hold are decided
+ * in checkManifest, which can name the rule; the folder itself is read by ./artifacts.ts.
+ */
+const artifactSchema = mapping({
+  name: nonEmpty(),
+  version: nonEmpty().optional(),
+  runtime: str().optional(),
+  source: nonEmpty().optional(),
+  local_source: bool().optional(),
+  prompt_payload: bool().optional(),
+  config: z.unknown().optional(),
+  capabilities: z.unknown().optional(),
+  gateway: z.unknown().optional(),
+});
+
 export const manifestSchema = mapping({
   name: nonEmpty().refine((v) => CAPSULE_NAME.test(v), {
     error: (iss) =>
@@ -395,6 +443,7 @@ export const manifestSchema = mapping({
   cluster: clusterSchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
+  artifacts: list(artifactSchema).optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

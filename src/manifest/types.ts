@@ -13,6 +13,7 @@ export type AfterTask = "exit" | "sleep";
 export type ConversationMode = "stateless" | "threaded";
 
 export type HookBinding =
+  | "on-stage"
   | "on-session-start"
   | "on-task-start"
   | "on-inference"
@@ -21,7 +22,13 @@ export type HookBinding =
   | "on-compaction"
   | "on-task-end"
   | "on-session-end";
-export type CommitPolicy = "none" | "seed-context" | "replace-context" | "reopen-task" | "deny";
+export type CommitPolicy =
+  | "none"
+  | "write-manifests"
+  | "seed-context"
+  | "replace-context"
+  | "reopen-task"
+  | "deny";
 
 export interface InferenceConfig {
   transport: Transport;
@@ -42,6 +49,8 @@ export interface InferenceConfig {
   /** Resolved system prompt text (inline trimmed, or the file's contents verbatim). */
   systemPrompt?: string;
   systemPromptSource: "manifest" | "none";
+  /** The skill `inference.system_prompt_artifact` names, when the prompt is its text. */
+  systemPromptArtifact?: string;
   /** Seconds a model stream may stay silent before the turn fails (http drivers). Default 120. */
   idleTimeoutSecs: number;
 }
@@ -140,6 +149,38 @@ export interface CommandToolConfig {
   inputSchema: Record<string, unknown>;
   /** argv; a relative program path is resolved against the manifest folder. */
   command: string[];
+  /**
+   * Set on a packaged tool (an `artifacts:` entry with `runtime: tool`, or a manifest an
+   * `on-stage` hook wrote under `workdir/tools/`): its version and where it came from.
+   */
+  artifact?: ArtifactOrigin;
+  /** Variables the program gets besides mur's own (`MURMUR_ARTIFACT_CONFIG`). */
+  env?: Record<string, string>;
+}
+
+/**
+ * Where a packaged tool or skill came from: `operator` (declared in the capsule's `artifacts:`,
+ * trusted) or `runtime` (found under `workdir/tools/` at staging or during the session,
+ * untrusted: its results are fenced).
+ */
+export interface ArtifactOrigin {
+  version: string;
+  origin: "operator" | "runtime";
+}
+
+/**
+ * A skill (docs/skills.md): text the model reads by calling it as a tool with no input. An
+ * operator skill's text is read at load; `promptBound` when `inference.system_prompt_artifact`
+ * names it (then it is the system prompt and is not offered as a tool).
+ */
+export interface SkillConfig {
+  name: string;
+  version: string;
+  description: string;
+  text: string;
+  /** Absolute path of the skill's folder. */
+  source: string;
+  promptBound: boolean;
 }
 
 export interface BuiltinToolConfig {
@@ -156,6 +197,8 @@ export interface HookConfig {
   commitPolicy: CommitPolicy;
   /** argv; a relative program path is resolved against the manifest folder. */
   command: string[];
+  /** Variables the command gets besides mur's own (`MURMUR_ARTIFACT_CONFIG` of a hook artifact). */
+  env?: Record<string, string>;
 }
 
 export interface Manifest {
@@ -171,8 +214,12 @@ export interface Manifest {
   capabilities: CapabilitiesConfig;
   observability: ObservabilityConfig;
   cluster?: ClusterConfig;
+  /** `tools:` entries, then the tool artifacts in `artifacts:` order. */
   tools: ToolConfig[];
+  /** `hooks:` entries, then the hook artifacts in `artifacts:` order. */
   hooks: HookConfig[];
+  /** The skill artifacts in `artifacts:` order (absent: none). */
+  skills?: SkillConfig[];
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */

@@ -109,7 +109,16 @@ export interface TaskEndEvent {
 export type SessionEndEvent = TraceFieldsOf["session_end"];
 
 /** Any binding's event, as the runner hands it to a command. */
+/** on-stage (src/stage/): once per launch, before the trace exists. */
+export interface StageEvent {
+  /** `capabilities.shell.allow`: the binaries a written tool manifest may expect. */
+  shell_allow: string[];
+  /** `workdir/tools/`: where tool manifests and skills are staged. */
+  tools_dir: string;
+}
+
 export type HookEvent =
+  | StageEvent
   | SessionStartEvent
   | TaskStartEvent
   | InferenceEvent

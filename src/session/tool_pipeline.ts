@@ -90,7 +90,8 @@ export class ToolPipeline implements CallRunner {
     let inputTimedOut = false;
     let result = this.#refuse(c) ?? await this.#policy(c);
     if (!result) ({ result, inputTimedOut } = await this.#dispatch(c));
-    run.counters.toolCalls++;
+    // A skill call is a skill_call line, not counted among the tool calls (docs/skills.md).
+    if (!result.skill) run.counters.toolCalls++;
     if (sink) await this.#artifact(c, result, sink);
     this.#record(c, result);
     await this.#observe(c, result);
@@ -208,10 +209,26 @@ export class ToolPipeline implements CallRunner {
     });
   }
 
-  /** The `tool_call` line, and the `shell` or `shell_detached` line of a shell tool. */
+  /**
+   * The `tool_call` line (a `skill_call` for a skill), and the `shell` or `shell_detached` line
+   * of a shell tool.
+   */
   #record(c: Call, result: ToolResult): void {
     const { trace } = this.d;
     const { task, counters } = c.run;
+    if (result.skill) {
+      trace.write("skill_call", c.parent, {
+        turn: c.turn,
+        task_id: task.id,
+        skill_name: c.call.name,
+        output_bytes: enc.encode(result.content).length,
+        duration_ms: result.durationMs,
+        status: result.isError ? "error" : "ok",
+        origin: result.skill.origin,
+        trust: result.skill.trust,
+      });
+      return;
+    }
     const callEvt = trace.write("tool_call", c.parent, {
       turn: c.turn,
       task_id: task.id,

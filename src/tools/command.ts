@@ -99,6 +99,8 @@ export class CommandTool implements Tool {
   readonly description: string;
   readonly inputSchema: Record<string, unknown>;
   readonly #argv: string[];
+  /** A packaged tool's own variables (`MURMUR_ARTIFACT_CONFIG`), over mur's environment. */
+  readonly #ownEnv: Record<string, string>;
   readonly #now: () => number;
   readonly #o: CommandToolOptions;
 
@@ -107,6 +109,7 @@ export class CommandTool implements Tool {
     this.description = config.description;
     this.inputSchema = config.inputSchema;
     this.#argv = config.command;
+    this.#ownEnv = config.env ?? {};
     this.#now = o.now ?? Date.now;
     this.#o = o;
   }
@@ -114,7 +117,7 @@ export class CommandTool implements Tool {
   async call(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const started = this.#now();
     const [program, ...args] = this.#argv;
-    const env = this.#o.env ?? commandEnv();
+    const env = { ...(this.#o.env ?? commandEnv()), ...this.#ownEnv };
     const resolved = resolveOnPath(program, env.PATH ?? "");
     if (!resolved) {
       return notReached(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);

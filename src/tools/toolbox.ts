@@ -13,6 +13,7 @@ import { fence } from "./fence.ts";
 import { ReadOnlyGuard } from "./read_only.ts";
 import type { BackgroundResult } from "./background.ts";
 import { ShellTool } from "./shell.ts";
+import type { SkillShelf } from "./skills.ts";
 import {
   notReached,
   type Tool,
@@ -36,6 +37,11 @@ export interface ToolBoxOptions {
   now?: () => number;
   /** Environment for shell tools (default: mur's own minus credentials). */
   shellEnv?: Record<string, string>;
+  /**
+   * The capsule's skills (docs/skills.md), offered after every other tool; a name another tool
+   * holds is that tool's (dispatch order: command tools and shell tools, then skills).
+   */
+  skills?: SkillShelf;
 }
 
 export class ToolBox {
@@ -47,8 +53,10 @@ export class ToolBox {
   readonly #builtinSlots = new Set<string>();
   readonly #readOnly: string[];
   readonly #now: () => number;
+  readonly #skills: SkillShelf | undefined;
 
   constructor(o: ToolBoxOptions) {
+    this.#skills = o.skills;
     this.detached = o.detached ?? new DetachedShells();
     this.#readOnly = o.capabilities.filesystem.readOnly;
     this.#now = o.now ?? Date.now;
@@ -88,14 +96,23 @@ export class ToolBox {
 
   /** What the model is offered: name, description, input schema, in a stable order. */
   specs(): ToolSpec[] {
-    return this.#order.filter((n) => this.#tools.has(n)).map((n) => {
-      const t = this.#tools.get(n)!;
-      return { name: t.name, description: t.description, inputSchema: t.inputSchema };
-    });
+    const tools = this.#order.filter((n) => this.#tools.has(n)).map((n) => this.#tools.get(n)!);
+    const skills = (this.#skills?.list() ?? []).filter((s) => !this.#tools.has(s.name));
+    return [...tools, ...skills].map((t) => ({
+      name: t.name,
+      description: t.description,
+      inputSchema: t.inputSchema,
+    }));
   }
 
+  /** The tool a call names: a registered tool, else a skill. */
   get(name: string): Tool | undefined {
-    return this.#tools.get(name);
+    return this.#tools.get(name) ?? this.#skills?.find(name);
+  }
+
+  /** Whether a registered (non-skill) tool holds `name`. */
+  has(name: string): boolean {
+    return this.#tools.has(name);
   }
 
   isShell(name: string): boolean {
@@ -107,7 +124,7 @@ export class ToolBox {
    * required fields → read_only. A refusal result, or null when the call may go on.
    */
   precheck(call: ToolCall, ctx: ToolContext): ToolResult | null {
-    const tool = this.#tools.get(call.name);
+    const tool = this.get(call.name);
     if (!tool) return notReached(`tool '${call.name}' is not declared in manifest allowlist`, 0);
     const started = this.#now();
     const input = call.input ?? {};
@@ -134,7 +151,7 @@ export class ToolBox {
   async dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult> {
     const refused = this.precheck(call, ctx);
     if (refused) return refused;
-    const tool = this.#tools.get(call.name)!;
+    const tool = this.get(call.name)!;
     const started = this.#now();
     const input = call.input ?? {};
     let result: ToolResult;
@@ -146,8 +163,9 @@ export class ToolBox {
     }
     // Output that came from the tool is untrusted data; a runtime message about a call that
     // never ran (no exit code to report) is not (README "Tools": dispatch failures are not fenced).
+    // A skill fences itself: an operator's text is not fenced at all (docs/skills.md).
     const reached = !result.isError || result.exitCode !== null;
-    if (result.fenceSource === null && reached) {
+    if (result.fenceSource === null && reached && !result.skill) {
       const source = `tool:${tool.name}`;
       result = { ...result, content: fence(source, result.content), fenceSource: source };
     }

@@ -52,6 +52,8 @@ export interface ToolResult {
   durationMs: number;
   /** Images the call returned (command tools speaking MCP's CallToolResult). */
   images: ImageResult[];
+  /** Present when the call read a skill: it is a `skill_call` line, not a `tool_call`. */
+  skill?: SkillCall;
   /** Present when the tool was a shell tool: for the `shell` trace line. */
   shell?: ShellRun;
   /**
@@ -60,6 +62,12 @@ export interface ToolResult {
    * `protected_path_denied`; no frame on an http capsule), `hook` (trace `call_denied`).
    */
   refusal?: ToolRefusal;
+}
+
+/** Which kind of skill a call read (docs/skills.md): the `skill_call` line's `origin` and `trust`. */
+export interface SkillCall {
+  origin: "operator" | "runtime";
+  trust: "trusted" | "untrusted";
 }
 
 /** Why a call never reached its tool; the fields are the trace event's (src/trace_events.ts). */

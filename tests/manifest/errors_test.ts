@@ -327,11 +327,11 @@ Deno.test("E-MAN-003: tools and hooks", async (t) => {
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-finish\n    command: [x]\n`,
-      "hooks[0].binding: 'on-finish' is not one of on-session-start, on-task-start, on-inference, on-tool-call, on-shell, on-compaction, on-task-end, on-session-end",
+      "hooks[0].binding: 'on-finish' is not one of on-stage, on-session-start, on-task-start, on-inference, on-tool-call, on-shell, on-compaction, on-task-end, on-session-end",
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-task-end\n    commit_policy: veto\n    command: [x]\n`,
-      "hooks[0].commit_policy: 'veto' is not one of none, seed-context, replace-context, reopen-task, deny",
+      "hooks[0].commit_policy: 'veto' is not one of none, write-manifests, seed-context, replace-context, reopen-task, deny",
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-task-end\n    execution_mode: later\n    command: [x]\n`,
