@@ -25,6 +25,7 @@ export const ROOMS = [
   "ui",
   "push",
   "otel",
+  "stage",
   "hooks",
   "session",
   "crew/calls",
