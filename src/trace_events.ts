@@ -132,7 +132,7 @@ interface ToolLines {
     truncated?: true;
   };
   /**
-   * A call that read a skill (docs/skills.md), in place of its `tool_call`; not counted in the
+   * A call that read a skill (docs/manifest.md "artifacts"), in place of its `tool_call`; not counted in the
    * tool totals of `task_end` and `session_end`.
    */
   skill_call: {

@@ -69,7 +69,7 @@ export function showTrace(events: TraceEvent[]): string[] {
       duration(num(e, "duration_ms"))
     }  ${short(e.input ?? "")}`
   );
-  // Skill calls are apart from tool calls (docs/skills.md): a skill_call line is not a tool_call.
+  // Skill calls are apart from tool calls (docs/manifest.md "artifacts"): a skill_call line is not a tool_call.
   const skillRows = of("skill_call").map((e) =>
     `${whose(e)}${turnOf(e)}  ${str(e, "skill_name") ?? "?"}  ${str(e, "origin") ?? "?"}/${
       str(e, "trust") ?? "?"

@@ -1,5 +1,5 @@
 /**
- * The folders `artifacts:` entries name (docs/manifest.md "artifacts", docs/skills.md), read at
+ * The folders `artifacts:` entries name (docs/manifest.md "artifacts"), read at
  * load like every other file the manifest names: a skill's `skill.md`, a packaged tool's or
  * hook's own `murmur.yaml`. Each becomes what the rest of mur already runs: a command tool, a
  * command hook, or a skill. A packaged tool's manifest has the same shape whether the operator

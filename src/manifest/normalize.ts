@@ -131,7 +131,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
     manifest.skills = art.skills;
     const bound = art.skills.find((sk) => sk.promptBound);
     if (bound) {
-      // The skill's text verbatim, as a system_prompt_file's (docs/skills.md).
+      // The skill's text verbatim, as a system_prompt_file's (docs/manifest.md "artifacts").
       manifest.inference.systemPrompt = bound.text;
       manifest.inference.systemPromptSource = "manifest";
       manifest.inference.systemPromptArtifact = bound.name;

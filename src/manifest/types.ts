@@ -169,7 +169,7 @@ export interface ArtifactOrigin {
 }
 
 /**
- * A skill (docs/skills.md): text the model reads by calling it as a tool with no input. An
+ * A skill (docs/manifest.md "artifacts"): text the model reads by calling it as a tool with no input. An
  * operator skill's text is read at load; `promptBound` when `inference.system_prompt_artifact`
  * names it (then it is the system prompt and is not offered as a tool).
  */

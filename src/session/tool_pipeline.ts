@@ -90,7 +90,7 @@ export class ToolPipeline implements CallRunner {
     let inputTimedOut = false;
     let result = this.#refuse(c) ?? await this.#policy(c);
     if (!result) ({ result, inputTimedOut } = await this.#dispatch(c));
-    // A skill call is a skill_call line, not counted among the tool calls (docs/skills.md).
+    // A skill call is a skill_call line, not counted among the tool calls (docs/manifest.md "artifacts").
     if (!result.skill) run.counters.toolCalls++;
     if (sink) await this.#artifact(c, result, sink);
     this.#record(c, result);

@@ -120,7 +120,7 @@ export interface MurmurMdInfo {
   url: string | null;
   /** The tools offered (`note`: what a packaged one is, e.g. `v1.0.0, tool`). */
   tools: { name: string; description: string; note?: string }[];
-  /** The skills (docs/skills.md); absent: none. */
+  /** The skills (docs/manifest.md "artifacts"); absent: none. */
   skills?: { name: string; description: string; note?: string }[];
   model: string;
 }

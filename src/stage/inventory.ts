@@ -1,6 +1,6 @@
 /**
  * What the capsule offers, as MURMUR.md's "Installed Tools" and "Installed Skills" and `mur run
- * -v`'s `skills:` line say it (docs/skills.md): every tool the model is offered with where it
+ * -v`'s `skills:` line say it (docs/manifest.md "artifacts"): every tool the model is offered with where it
  * came from, every skill with its origin, and the skill bound into the system prompt.
  */
 import type { ToolSpec } from "../drivers/types.ts";

@@ -1,5 +1,5 @@
 /**
- * Skills (docs/skills.md): text the model reads by calling it as a tool with no input; the text
+ * Skills (docs/manifest.md "artifacts"): text the model reads by calling it as a tool with no input; the text
  * is the call's result. An operator skill (declared under `artifacts:`) is trusted and returned as
  * written; a runtime skill (a `skill.md` that appeared under `workdir/tools/<name>/`, written by an
  * `on-stage` hook or during the session) is untrusted and fenced `skill:<name>`. The shelf is

@@ -38,7 +38,7 @@ export interface ToolBoxOptions {
   /** Environment for shell tools (default: mur's own minus credentials). */
   shellEnv?: Record<string, string>;
   /**
-   * The capsule's skills (docs/skills.md), offered after every other tool; a name another tool
+   * The capsule's skills (docs/manifest.md "artifacts"), offered after every other tool; a name another tool
    * holds is that tool's (dispatch order: command tools and shell tools, then skills).
    */
   skills?: SkillShelf;
@@ -163,7 +163,7 @@ export class ToolBox {
     }
     // Output that came from the tool is untrusted data; a runtime message about a call that
     // never ran (no exit code to report) is not (README "Tools": dispatch failures are not fenced).
-    // A skill fences itself: an operator's text is not fenced at all (docs/skills.md).
+    // A skill fences itself: an operator's text is not fenced at all (docs/manifest.md "artifacts").
     const reached = !result.isError || result.exitCode !== null;
     if (result.fenceSource === null && reached && !result.skill) {
       const source = `tool:${tool.name}`;

@@ -64,7 +64,7 @@ export interface ToolResult {
   refusal?: ToolRefusal;
 }
 
-/** Which kind of skill a call read (docs/skills.md): the `skill_call` line's `origin` and `trust`. */
+/** Which kind of skill a call read (docs/manifest.md "artifacts"): the `skill_call` line's `origin` and `trust`. */
 export interface SkillCall {
   origin: "operator" | "runtime";
   trust: "trusted" | "untrusted";

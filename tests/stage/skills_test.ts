@@ -1,5 +1,5 @@
 /**
- * Skills on the wire (docs/skills.md): a real `mur run` on the scripted model calls an operator
+ * Skills on the wire (docs/manifest.md "artifacts"): a real `mur run` on the scripted model calls an operator
  * skill, a runtime skill an on-stage hook staged, and a runtime skill the model's own shell call
  * wrote during the task, in one task. The stream's artifact frames carry seed 000's toolName /
  * fenceSource / isError / exitCode; the trace has one `skill_call` per call with its origin and
