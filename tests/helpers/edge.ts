@@ -10,21 +10,28 @@ export interface EdgeProc {
   proc: Deno.ChildProcess;
   /** stderr, once the process has ended. */
   stderr: Promise<string>;
+  /** What it has written to stderr so far. */
+  stderrSoFar(): string;
   kill(signal?: Deno.Signal): Promise<void>;
 }
 
 export async function startEdgeProc(
   redisUrl: string,
   env: Record<string, string> = {},
+  args: string[] = [],
 ): Promise<EdgeProc> {
   const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "edge", "--redis", redisUrl, "--port", "0"],
+    args: ["run", "-A", MAIN, "edge", "--redis", redisUrl, "--port", "0", ...args],
     env: { NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "15000", ...env },
     stdout: "piped",
     stderr: "piped",
     stdin: "null",
   }).spawn();
-  const stderr = new Response(proc.stderr).text();
+  let soFar = "";
+  const stderr = (async () => {
+    for await (const chunk of proc.stderr.pipeThrough(new TextDecoderStream())) soFar += chunk;
+    return soFar;
+  })();
   const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
   const timer = setTimeout(() => {
@@ -49,6 +56,7 @@ export async function startEdgeProc(
     pid: ready.pid,
     proc,
     stderr,
+    stderrSoFar: () => soFar,
     kill(signal: Deno.Signal = "SIGKILL") {
       killed ??= (async () => {
         try {
