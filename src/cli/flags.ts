@@ -2,7 +2,7 @@
  * The flag parser every command uses (through `parse` in args.ts): node:util's `parseArgs` in
  * strict mode with positionals allowed, for the two kinds of flag mur has (`boolean`, `string`),
  * written here because importing node:util starts Deno's Node compatibility layer, about 10 ms of
- * CPU on every `mur` command before it does anything (issue 18, measured with `deno run` on this
+ * CPU on every `mur` command before it does anything (measured with `deno run` on this
  * 2-core machine). tests/cli/flags_test.ts checks it against node:util on the same arguments.
  *
  * - `--name value`, `--name=value`, `-n value`, `-nvalue`; a value starting with `-` only as

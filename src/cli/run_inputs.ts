@@ -115,13 +115,6 @@ export function checkValues(v: RunFlags): void {
   }
 }
 
-export function applyOverrides(m: Manifest, v: RunFlags): void {
-  const acc = v["lifecycle-task-acceptance"];
-  if (acc === "none" || acc === "single" || acc === "queue") m.lifecycle.taskAcceptance = acc;
-  const after = v["lifecycle-after-task"];
-  if (after === "exit" || after === "sleep") m.lifecycle.afterTask = after;
-}
-
 /**
  * The launch task: `--task` names a file to read, else it is the text itself; without it, a
  * task.md in the workdir. A file that is there but cannot be read is an error, never its path

@@ -115,8 +115,7 @@ export function short(value: unknown, max = 120): string {
 }
 
 /**
- * A trace line's turn as people count it: trace.jsonl's `turn` is 0-based (the reference's
- * schema), while the stream says `inference turn 1` for a task's first turn; every reader shows
+ * A trace line's turn as people count it: trace.jsonl's `turn` is 0-based (src/trace_events.ts), while the stream says `inference turn 1` for a task's first turn; every reader shows
  * the stream's number.
  */
 export function turnNumber(e: TraceEvent | undefined): string {

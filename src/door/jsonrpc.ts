@@ -1,5 +1,5 @@
 /**
- * The JSON-RPC 2.0 envelope of the door: parsing, the checks in the reference's order, and the
+ * The JSON-RPC 2.0 envelope of the door: parsing, the checks in the documented order, and the
  * error bodies (docs/protocol.md "Refusals"). Every answer is HTTP 200 with one JSON body.
  */
 

@@ -1,6 +1,5 @@
 /**
- * The push-notification methods (README "Push notifications"; A2A v1.0 §1.2 of
- * shared/reference/a2a-facts.md): Create, Get, List and Delete of a task's
+ * The push-notification methods (docs/push.md; docs/protocol.md "Push notifications"): Create, Get, List and Delete of a task's
  * `TaskPushNotificationConfig`, and `configuration.taskPushNotificationConfig` on a send. With
  * push off every one answers PushNotificationNotSupported (the method check answers first, rpc_checks.ts; these
  * answer the same for a binding that reaches them another way). Configs are the caller's own.

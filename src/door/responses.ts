@@ -13,7 +13,7 @@ export function json(status: number, body: string, extra: Record<string, string>
 /**
  * One step of a request's way in: a Response ends the request there, undefined passes it to the
  * next step. The door composes its checks from these (the token gate, the body cap, the
- * envelope checks), in the order the reference answers them.
+ * envelope checks), in the order docs/protocol.md "Refusals" lists.
  */
 export type Step<C> = (c: C) => Response | undefined | Promise<Response | undefined>;
 

@@ -1,5 +1,5 @@
 /**
- * A JSON-RPC request's way to its handler, as steps in the reference's order (docs/protocol.md
+ * A JSON-RPC request's way to its handler, as steps in the order docs/protocol.md lists them (docs/protocol.md
  * "Refusals"): the route (POST / with a JSON media type, else 404), the body cap, UTF-8, the
  * envelope, `A2A-Version`, the method, the caller's scope, `params`. Each step answers the
  * request or passes it on; the handler receives only a request every step passed.
@@ -33,7 +33,7 @@ export interface RpcRequest {
 /** Only `POST /` with a JSON media type is a call; anything else is not here (404). */
 const route: Step<RpcRequest> = ({ req, url }) => {
   if (url.pathname !== "/" || url.search || req.method !== "POST") return bare(404);
-  // Media types are case-insensitive; like the reference, any line naming application/json.
+  // Media types are case-insensitive; any line naming application/json (docs/protocol.md "Refusals").
   const ctype = (req.headers.get("content-type") ?? "").toLowerCase();
   if (!ctype.includes("application/json")) return bare(404);
 };

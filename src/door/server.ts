@@ -3,7 +3,7 @@
  * JSON-RPC and HTTP+JSON. Routes: the card and the live page before the token gate, then
  * attachments, `/ui/status`, HTTP+JSON routes (rest/) and JSON-RPC calls. A call passes its
  * binding's checks (rpc_checks.ts, rest/checks.ts: body cap, parsing, version, method, scope) in
- * the reference's order and reaches its handler through the one method table (handlers.ts); the
+ * docs/protocol.md "Refusals" order and reaches its handler through the one method table (handlers.ts); the
  * binding only decodes params and encodes the answer. No handler waits on the agent loop.
  */
 import { errorMessage, MurError } from "../errors.ts";

@@ -2,7 +2,7 @@
  * A count summed over a whole conversation (its token estimate, its characters), kept as the
  * conversation grows: each message is counted once, when the sum first sees it, and a turn pays
  * only for the messages added since the last sum — not a walk (or a lookup) per message of the
- * history (issue 18 "Cost flat in the work": turn cost independent of history; BENCHMARKS.md
+ * history (turn cost independent of history; BENCHMARKS.md
  * "Scale", the turn-overhead rows).
  *
  * It relies on how the task loop treats a conversation (src/session/http_attempt.ts): messages

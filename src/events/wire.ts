@@ -106,7 +106,7 @@ export class Wire {
     } else {
       if (this.#block === null || this.#used + n > this.#block.length) {
         // A block holds at least the frame that opens it: a frame under OWN_BUFFER may still be
-        // larger than the next block while blocks are small (issue 13: a 7 KiB tool output on a
+        // larger than the next block while blocks are small (a 7 KiB tool output on a
         // wire whose next block was 4 KiB was written past its end).
         this.#block = new Uint8Array(Math.max(this.#nextBlock, n));
         this.#nextBlock = Math.min(MAX_BLOCK, this.#nextBlock * 2);

@@ -42,7 +42,7 @@ export interface RunningRecord {
  * A running record as read back, or null when it is not one (written by an older or a broken
  * mur, or half-written). Checked by hand, not with zod: `mur ps`, `watch`, `stop` and `cancel`
  * read these records and nothing else that needs a schema, and importing zod costs them about
- * 30 ms of CPU at start (issue 18). Keys not listed here are dropped.
+ * 30 ms of CPU at start (docs/design.md "One process", CLI). Keys not listed here are dropped.
  */
 export function parseRunningRecord(v: unknown): RunningRecord | null {
   if (!isObject(v)) return null;

@@ -10,7 +10,7 @@
  * DRAIN_MS; every config's tally and the ids of what was never delivered go in the trace
  * (`push_end`).
  *
- * Each POST carries the event's id (seed 000's event id, the same a stream writes in `id:`) as
+ * Each POST carries the event's id (docs/protocol.md "Event ids", the same a stream writes in `id:`) as
  * `webhook-id`, so a receiver drops the duplicates at-least-once delivery can bring, and the
  * Standard Webhooks signature over id, timestamp and body (signing.ts).
  */

@@ -3,7 +3,7 @@
  * workdir itself unless `--workdir` was given, src/session/workdir.ts), one message per line, in
  * order (README "Session files"). It is saved after every turn, so a session killed mid-task still
  * leaves its conversation behind, and `mur run --resume` loads it (even when the capsule is
- * `stateless`, as the reference does).
+ * `stateless`; docs/hooks.md "Resuming a session").
  *
  * Append-only, so a turn's cost does not grow with the history (BENCHMARKS.md "Turn overhead"):
  * a save writes only the messages added since the last save of that context. When the history

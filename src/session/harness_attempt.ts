@@ -2,7 +2,8 @@
  * An attempt through a harness (`inference.transport: process`). The harness runs the whole
  * attempt itself — many turns in one process — so instead of calling `Driver.turn()` per turn
  * the attempt hands the harness the newest user message and turns the `HarnessPart`s it yields
- * into exactly the events and trace lines of the seed's "Transports" table:
+ * into exactly the events and trace lines an http attempt writes for the same work
+ * (docs/process-transport.md):
  *
  * - `turn-start` → WORKING `inference turn <n>`; text / reasoning / tool-input / quota /
  *   suggested-prompt parts → the turn sink, as an http turn's parts;

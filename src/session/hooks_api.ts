@@ -1,5 +1,6 @@
 /**
- * What the loop asks of hooks at each binding. The session loop calls these at the seed's points;
+ * What the loop asks of hooks at each binding. The session loop calls these at the points
+ * docs/hooks.md "The loop" names;
  * `NO_HOOKS` is a capsule that declares none. The command-hook runner (src/hooks/) implements
  * this interface. Each binding's event is typed below (docs/hooks.md "Event fields"); the
  * runner adds `event` and `session_id` in front.

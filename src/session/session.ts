@@ -443,7 +443,7 @@ export class Session {
   }
 
   /**
-   * A second SIGTERM / SIGINT (src/cli/run.ts): no hooks, no waiting. The trace gets its one
+   * A second SIGTERM / SIGINT (src/cli/run_endings.ts): no hooks, no waiting. The trace gets its one
    * session_end now, unless the teardown already wrote it; the caller kills what the session
    * started and exits.
    */

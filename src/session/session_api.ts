@@ -1,6 +1,6 @@
 /**
  * What a session is built from and what its door-facing operations take and answer: the
- * boundary of src/session/session.ts, which `mur run` (src/cli/run.ts) and the door
+ * boundary of src/session/session.ts, which `mur run` (src/cli/run_assembly.ts) and the door
  * (src/door/methods.ts) are written against.
  */
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";

@@ -1,5 +1,5 @@
 /**
- * Where a turn's stream parts become frames, whatever the transport (the seed's "Transports":
+ * Where a turn's stream parts become frames, whatever the transport (docs/protocol.md "Frames":
  * the same kinds, keys and order for the same work). An http turn's parts and a harness's parts
  * both arrive here as `FramePart`s; the sink writes them through the registry, which holds them
  * while the task waits for input.

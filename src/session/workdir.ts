@@ -7,7 +7,7 @@
  *   logs/bootstrap.log and hook logs, conversation/. It is the workdir itself by default
  *   (`<manifest dir>/workdir/<session id>`), and `<workdir>/.murmur/<session id>` under
  *   `--workdir DIR`, so sessions that use the same DIR one after another keep their traces apart
- *   (the reference's layout).
+ *   (docs/running.md "Files").
  */
 import type { Manifest } from "../manifest/types.ts";
 import { MUR_VERSION } from "../version.ts";

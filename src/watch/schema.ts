@@ -4,7 +4,7 @@
  * "Unknown frames and keys" asks of a client.
  *
  * Checked by hand rather than with zod: importing zod cost `mur watch` about 30 ms of CPU at
- * start (issue 18). tests/watch/schema_test.ts compares `classify` with the zod schemas this
+ * start (docs/benchmarks.md). tests/watch/schema_test.ts compares `classify` with the zod schemas this
  * replaced (tests/watch/zod_schema_reference.ts) on listed and generated events.
  */
 import { STREAM_URI } from "../events/frames.ts";

@@ -1,8 +1,8 @@
 /**
- * What a task that handed off work is told (README "Crews"): the WORKING statuses of seed 000's
- * "Working status messages" table while it waits and when it goes on, and the one user message
+ * What a task that handed off work is told (docs/crews.md "How answers rejoin the conversation"):
+ * the WORKING statuses of its table while it waits and when it goes on, and the one user message
  * that carries every answer of a round, each fenced under `member:<name>` or
- * `delegation:<capsule>` whatever the task's trust (formation-facts.md §3 "How answers rejoin").
+ * `delegation:<capsule>` whatever the task's trust.
  */
 import { fence } from "../../tools/fence.ts";
 import type { HandedOffWork, Outstanding } from "./handed_off.ts";

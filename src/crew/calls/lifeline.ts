@@ -4,7 +4,7 @@
  * ever written to it. End of file means the starter has ended — closed it on purpose, or died by
  * any means, SIGKILL included, when the kernel closes it — and the session winds down as after a
  * first SIGTERM. Deno cannot hand a child an extra file descriptor, so stdin is the pipe
- * (the reference runtime's `MURMUR_FORMATION_LIFELINE` fd: shared/reference/formation-facts.md §2).
+ * (docs/crews.md "Child capsules and the lifeline").
  */
 
 /** Set to `stdin` by the starter (src/crew/calls/child_capsule.ts); nothing else turns it on. */

@@ -166,7 +166,7 @@ async function readEnded(
   return { kind: "lost", why };
 }
 
-/** How often a task is read when its stream cannot be had (the reference's poll interval). */
+/** How often a task is read when its stream cannot be had (docs/crews.md "`call-member`"). */
 const POLL_MS = 500;
 
 /** GetTask until the task ends; two failed reads in a row: the member is gone. */

@@ -45,7 +45,7 @@ export type FirstOffer =
   | { kind: "ended"; answer: CallAnswer };
 
 export const BUSY_MESSAGE = "task rejected: capsule is busy";
-/** An answer longer than this is cut, with a marker (the reference's 64 KiB). */
+/** An answer longer than this is cut, with a marker (docs/crews.md "`call-member`"). */
 export const OUTPUT_CAP = 64 * 1024;
 
 /** The trace lines a kind of remote task writes (member_call_* or delegation*). */
@@ -291,7 +291,7 @@ export class RemoteTask implements HandedOffWork {
   }
 }
 
-/** 0–250 ms, a deterministic hash of the call id and offer number (formation-facts §3). */
+/** 0–250 ms, a deterministic hash of the call id and offer number (docs/crews.md "`call-member`"). */
 export function jitter(callId: string, offer: number): number {
   let h = 2166136261;
   for (const ch of `${callId}#${offer}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);

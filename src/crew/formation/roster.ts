@@ -1,8 +1,8 @@
 /**
  * The roster file (README "Crews": the roster): which capsules form a formation, which one runs
  * the task, and who may call whom. Read strictly: an unknown key anywhere is a refusal, not a
- * warning, because a misspelt `reachability` must not read as a closed roster (the reference's
- * rule, shared/reference/formation-facts.md §1). Checks run in a fixed order and stop at the
+ * warning, because a misspelt `reachability` must not read as a closed roster (docs/crews.md
+ * "The roster"). Checks run in a fixed order and stop at the
  * first fault; members are taken in roster order. Nothing is started before the whole roster
  * is admitted.
  */
