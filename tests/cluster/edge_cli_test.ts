@@ -5,6 +5,8 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { MAIN } from "../helpers/capsule.ts";
+import { startEdgeProc } from "../helpers/edge.ts";
+import { until } from "../helpers/until.ts";
 
 async function edge(args: string[], env: Record<string, string> = {}) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -35,4 +37,25 @@ Deno.test("mur edge: refusals are coded and nothing listens", async () => {
   assertEquals(port.code, 2);
   assert(port.stderr.startsWith("error[E-CLI-003]: mur edge: --port 'http'"), port.stderr);
   for (const r of [none, bad, short, port]) assertEquals(r.stdout, "");
+});
+
+Deno.test("mur edge: started against a Redis that is down, it says so on stderr and serves on (/healthz 503)", async () => {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  const edge = await startEdgeProc(`redis://127.0.0.1:${port}`);
+  try {
+    await until(
+      "the edge to say Redis is down",
+      () =>
+        /^warning\[W-EDGE-001\]: cannot reach redis:\/\/127\.0\.0\.1:\d+: .*serving anyway/m.test(
+          edge.stderrSoFar(),
+        ) || undefined,
+    );
+    const health = await fetch(`${edge.url}/healthz`);
+    assertEquals(health.status, 503);
+    assertEquals((await health.json()).ok, false);
+  } finally {
+    await edge.kill();
+  }
 });
