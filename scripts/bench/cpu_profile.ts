@@ -91,12 +91,14 @@ export const EVENT_PATH: PartRule[] = [
 /**
  * Where a start spends its CPU, by module: an npm package by name, mur's own files by folder
  * (src/<dir>/), the runtime's JS (ext:…) together, and V8/Rust outside JS (module loading,
- * parsing, compiling: "(program)").
+ * parsing, compiling: "(program)"). `capMs`: a sample standing for longer than this is a wait the
+ * profiler did not mark idle (a call blocked in the runtime), counted as `capMs`.
  */
-export function byModule(p: CpuProfile): { module: string; ms: number }[] {
+export function byModule(p: CpuProfile, capMs = Infinity): { module: string; ms: number }[] {
   const ms = new Map<string, number>();
-  eachSample(p, (url, name, _line, t) => {
+  eachSample(p, (url, name, _line, dt) => {
     if (name === "(idle)") return;
+    const t = Math.min(dt, capMs);
     let m: string;
     const npm = /\/npm\/[^/]+\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
     const own = /\/(src\/[^/]+|vendor\/[^/]+|main\.ts)/.exec(url);

@@ -35,6 +35,8 @@ export interface Inspector {
   startProfile(intervalUs: number): Promise<void>;
   /** Stops it: the samples since `startProfile`, as a `.cpuprofile` holds them. */
   stopProfile(): Promise<CpuProfile>;
+  /** Every script V8 has parsed (each module, the runtime's own): its URL and source length. */
+  scripts(): Promise<{ url: string; length: number }[]>;
   close(): void;
 }
 
@@ -61,9 +63,13 @@ export async function openInspector(url: string, timeoutMs = 10_000): Promise<In
   });
   let seq = 0;
   const waiting = new Map<number, (r: { result?: unknown; error?: unknown }) => void>();
+  let parsed: { url: string; length: number }[] | null = null;
   ws.onmessage = (m) => {
     const msg = JSON.parse(String(m.data));
     if (typeof msg.id === "number") waiting.get(msg.id)?.(msg);
+    else if (msg.method === "Debugger.scriptParsed" && parsed) {
+      parsed.push({ url: String(msg.params.url ?? ""), length: Number(msg.params.length ?? 0) });
+    }
   };
   const call = (method: string, params?: unknown): Promise<Record<string, unknown>> => {
     const id = ++seq;
@@ -95,6 +101,15 @@ export async function openInspector(url: string, timeoutMs = 10_000): Promise<In
     async stopProfile() {
       const r = await call("Profiler.stop");
       return r.profile as CpuProfile;
+    },
+    async scripts() {
+      // Debugger.enable reports every script parsed so far before it answers.
+      parsed = [];
+      await call("Debugger.enable");
+      const out = parsed;
+      parsed = null;
+      await call("Debugger.disable");
+      return out;
     },
     close() {
       try {

@@ -14,8 +14,8 @@
  *                   hook run, over what spawning the same command costs this runtime directly.
  *   queue           100 tasks queued behind a gated first one: the time per task through the
  *                   queue, last tenth over first tenth.
- *   idle memory     RSS of the idle queued capsule after its readiness line, over the raw
- *                   Deno.serve server's (scripts/bench/raw_server.ts, nothing pre-built).
+ *   idle memory     one idle capsule, ten, a formation, against bare Deno.serve processes, each
+ *                   after a full GC (round_memory.ts).
  *
  * Trace timestamps are whole milliseconds: a tenth (≥ 100 turns at N = 1,000) is what is
  * compared, never a single turn — as a trimmed mean for the whole turn, and for mur's own part
@@ -25,6 +25,8 @@
 import { canPin, kill, MAIN, murCmd, rssBytes, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 import { crewCall } from "./round_crew.ts";
+import { idleMemory } from "./round_memory.ts";
+import { startProfiles } from "./start_profile.ts";
 import type { Scale } from "./scale.ts";
 
 const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
@@ -538,27 +540,10 @@ async function hooks(ctx: ScaleCtx, dir: string): Promise<void> {
   }
 }
 
-async function queueAndIdle(ctx: ScaleCtx, dir: string): Promise<void> {
+async function queued(ctx: ScaleCtx, dir: string): Promise<void> {
   const q = ctx.queued;
   const qLabel = `${q} queued tasks through one capsule: ms per task, last tenth`;
-  const mLabel = "memory of an idle capsule (RSS after its readiness line)";
-  ctx.log(`scale: ${q} queued tasks; idle RSS`);
-  let raw;
-  let rawRss = NaN;
-  try {
-    raw = await spawnReady({
-      name: "raw (idle)",
-      cmd: [Deno.execPath(), "run", "-A", RAW, "0", "0"],
-      core: 0,
-      readyTimeoutMs: 30_000,
-    });
-    await sleep(500);
-    rawRss = rssBytes(raw.pid);
-  } catch (e) {
-    ctx.scale.facts.push(`Idle memory: the raw server did not start (${(e as Error).message}).`);
-  } finally {
-    if (raw) kill(raw.pid);
-  }
+  ctx.log(`scale: ${q} queued tasks`);
   const path = await writeScaleCapsule(dir, "queue", queueCapsule(q));
   let s;
   try {
@@ -571,19 +556,9 @@ async function queueAndIdle(ctx: ScaleCtx, dir: string): Promise<void> {
     });
   } catch (e) {
     ctx.scale.missing(qLabel, (e as Error).message);
-    ctx.scale.missing(mLabel, (e as Error).message);
     return;
   }
   try {
-    await sleep(500);
-    ctx.scale.add({
-      label: mLabel,
-      mur: rssBytes(s.pid) / 2 ** 20,
-      base: rawRss / 2 ** 20,
-      baseLabel: "raw Deno.serve, idle",
-      unit: "MiB",
-      digits: 1,
-    });
     const url = `http://${s.ready.url}/`;
     const send = async (text: string, i: number) => {
       const r = await fetch(url, {
@@ -724,6 +699,7 @@ export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
     for (const l of Object.values(labels)) ctx.scale.missing(l, (e as Error).message);
     return;
   }
+  ctx.scale.sections.push(await startProfiles(ctx, dir, path, env));
   ctx.scale.add({
     label: labels.run,
     mur: median(t.run),
@@ -751,7 +727,8 @@ export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
   await coldStart(ctx, dir);
   await turnOverhead(ctx, dir);
   await hooks(ctx, dir);
-  await queueAndIdle(ctx, dir);
+  await queued(ctx, dir);
+  await idleMemory(ctx, dir);
   await crewCall(ctx, dir, ctx.queued);
 }
 

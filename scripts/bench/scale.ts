@@ -23,6 +23,8 @@ export class Scale {
   readonly rows: ScaleRow[] = [];
   /** Facts for the closing paragraph (what stands in the way, what was seen). */
   readonly facts: string[] = [];
+  /** Sections of their own after the table (markdown, each with its `##` heading). */
+  readonly sections: string[] = [];
   onAdd: (r: ScaleRow) => void = () => {};
 
   add(r: ScaleRow): void {
@@ -106,5 +108,5 @@ highest and lowest tenth; mur's own part, well under a millisecond, is each tent
   }.
 
 ${scaleTable(s)}${facts}
-`;
+${s.sections.map((x) => `\n${x.trimEnd()}\n`).join("")}`;
 }

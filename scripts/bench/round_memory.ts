@@ -1,0 +1,239 @@
+/**
+ * What idle sessions cost in memory, against bare `Deno.serve` processes measured the same way in
+ * the same run (scripts/bench/raw_server.ts, nothing pre-built). Every process is started with its
+ * inspector, and every reading follows a full garbage collection through it (inspector.ts).
+ *
+ *   one idle capsule   RSS of a queued, sleeping scripted capsule after its readiness line and a
+ *                      full GC, against one bare process's; the two take turns, median of TRIES.
+ *   ten idle capsules  the ten's total while all ten run, against ten bare processes' total.
+ *                      A total is the sum of each process's PSS (/proc/<pid>/smaps_rollup: its
+ *                      private pages plus its share of the pages it shares, as the runtime
+ *                      binary's code): the memory the ten take together, which RSS would count
+ *                      ten times over for the shared pages.
+ *   a formation        a lead and four members, the lead's callees, each a `mur run` as a
+ *                      roster's member runs (MURMUR_CREW_CALLEES / MURMUR_CREW_FILE; the
+ *                      launcher of `mur run --roster`, one more process, is not counted), total
+ *                      PSS against five bare processes'.
+ *   in 4 GiB           4 GiB over a capsule's share of the ten's total, against the same for bare
+ *                      processes.
+ *
+ * Beside them, what the idle capsule's JS heap holds: the sources of its modules, as V8 keeps
+ * them (Debugger.scriptParsed lengths).
+ */
+import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
+import { kill, murCmd, rssBytes, type Spawned, spawnReady } from "./procs.ts";
+import { median } from "./stats.ts";
+import { queueCapsule, type ScaleCtx, writeScaleCapsule } from "./round_scale.ts";
+
+const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
+const TRIES = 3;
+const MiB = 2 ** 20;
+
+/** Proportional set size of a pid in bytes (Linux smaps_rollup), or NaN. */
+export function pssBytes(pid: number): number {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/smaps_rollup`));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+interface Idle {
+  s: Spawned;
+  gc: Inspector;
+}
+
+async function startBare(): Promise<Idle> {
+  const s = await spawnReady({
+    name: "raw (idle)",
+    cmd: [Deno.execPath(), "run", "-A", INSPECT_FLAG, RAW, "0", "0"],
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+  return { s, gc: await inspectorOf(s) };
+}
+
+async function startCapsule(
+  manifest: string,
+  workdir: string,
+  env: Record<string, string>,
+): Promise<Idle> {
+  const s = await spawnReady({
+    name: "mur run (idle)",
+    cmd: murCmd(manifest, workdir, [], [INSPECT_FLAG]),
+    env,
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+  return { s, gc: await inspectorOf(s) };
+}
+
+/** Every process collected (twice: a first pass can leave what finalizers free), then read. */
+async function settle(ps: Idle[]): Promise<{ rss: number[]; pss: number[]; heap: number[] }> {
+  await new Promise((r) => setTimeout(r, 300));
+  const heap: number[] = [];
+  for (const p of ps) {
+    await p.gc.collect();
+    heap.push(await p.gc.collect());
+  }
+  return { rss: ps.map((p) => rssBytes(p.s.pid)), pss: ps.map((p) => pssBytes(p.s.pid)), heap };
+}
+
+function stop(ps: Idle[]): void {
+  for (const p of ps) {
+    p.gc.close();
+    kill(p.s.pid);
+  }
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Several processes started one after another, then read together; all killed after. */
+async function group(n: number, start: (i: number) => Promise<Idle>) {
+  const ps: Idle[] = [];
+  try {
+    for (let i = 0; i < n; i++) ps.push(await start(i));
+    return await settle(ps);
+  } finally {
+    stop(ps);
+  }
+}
+
+/** The sources V8 holds for an idle capsule, by who wrote them. */
+async function sourcesFact(p: Idle): Promise<string> {
+  const scripts = await p.gc.scripts();
+  let own = 0, npm = 0, rest = 0, n = 0;
+  for (const s of scripts) {
+    n++;
+    if (/\/npm\//.test(s.url)) npm += s.length;
+    else if (s.url.startsWith("file://")) own += s.length;
+    else rest += s.length;
+  }
+  const k = (c: number) => `${Math.round(c / 1024).toLocaleString("en")}K characters`;
+  return `${n} scripts: mur's own modules ${k(own)}, npm packages ${k(npm)}, the runtime's ${
+    k(rest)
+  }. V8 keeps each module's source as it was handed over: Deno's emit of a TypeScript module is the JavaScript plus an inline source map holding the whole original source (about 3× the file), and a source with any character outside Latin-1 (the comments' dashes and arrows) is stored two bytes per character`;
+}
+
+export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
+  const labels = {
+    one: "memory of one idle capsule: RSS after a full GC",
+    ten: "memory of ten idle capsules, all running: total PSS after a full GC",
+    formation: "memory of a formation (a lead + four members), idle: total PSS after a full GC",
+    fit: "idle capsules in 4 GiB (from the ten's total)",
+  };
+  ctx.log("scale: idle memory (one capsule, ten, a formation) against bare Deno.serve processes");
+  const env = { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" };
+  const manifest = await writeScaleCapsule(dir, "idle", queueCapsule(1));
+  let tag = 0;
+  const capsule = (extra: Record<string, string> = {}) => () =>
+    startCapsule(manifest, `${dir}/idle/wd-${++tag}`, { ...env, ...extra });
+  try {
+    const one = { mur: [] as number[], bare: [] as number[], murHeap: [] as number[] };
+    const bareHeap: number[] = [];
+    let sources = "";
+    for (let i = 0; i < TRIES; i++) {
+      const b = await group(1, startBare);
+      one.bare.push(b.rss[0]);
+      bareHeap.push(b.heap[0]);
+      const ps: Idle[] = [];
+      try {
+        ps.push(await capsule()());
+        const m = await settle(ps);
+        one.mur.push(m.rss[0]);
+        one.murHeap.push(m.heap[0]);
+        if (i === 0) sources = await sourcesFact(ps[0]);
+      } finally {
+        stop(ps);
+      }
+    }
+    ctx.scale.add({
+      label: labels.one,
+      mur: median(one.mur) / MiB,
+      base: median(one.bare) / MiB,
+      baseLabel: "a bare Deno.serve process, the same way",
+      unit: "MiB",
+      digits: 1,
+      target: 1.5,
+    });
+    ctx.scale.facts.push(
+      `Idle memory: of one idle capsule's ${
+        (median(one.mur) / MiB).toFixed(1)
+      } MiB RSS, V8's heap ` +
+        `after the collection held ${
+          (median(one.murHeap) / MiB).toFixed(1)
+        } MiB (a bare process's ${
+          (median(bareHeap) / MiB).toFixed(1)
+        } MiB); the rest is the runtime's own (its binary's pages, the allocator's). Its heap ` +
+        `holds the source of every module loaded: ${sources}.`,
+    );
+
+    const tenBare = await group(10, startBare);
+    const ten = await group(10, capsule());
+    ctx.scale.add({
+      label: labels.ten,
+      mur: sum(ten.pss) / MiB,
+      base: sum(tenBare.pss) / MiB,
+      baseLabel: "ten bare Deno.serve processes, the same way",
+      unit: "MiB",
+      digits: 1,
+    });
+    const per = sum(ten.pss) / 10, perBare = sum(tenBare.pss) / 10;
+    ctx.scale.add({
+      label: labels.fit,
+      mur: (4 * 1024 * MiB) / per,
+      base: (4 * 1024 * MiB) / perBare,
+      baseLabel: "bare Deno.serve processes",
+      unit: "",
+      digits: 0,
+    });
+
+    const fiveBare = await group(5, startBare);
+    const crewFile = `${dir}/idle-crew.json`;
+    const members: { name: string; url: string; token: string }[] = [];
+    const formation = await group(5, async (i) => {
+      if (i < 4) {
+        const p = await capsule()();
+        members.push({
+          name: `m${i + 1}`,
+          url: `http://${String(p.s.ready.url).replace("localhost", "127.0.0.1")}`,
+          token: "",
+        });
+        return p;
+      }
+      await Deno.writeTextFile(crewFile, JSON.stringify({ formation_id: "idle", members }));
+      return await capsule({
+        MURMUR_CREW_CALLEES: members.map((m) => m.name).join(","),
+        MURMUR_CREW_FILE: crewFile,
+      })();
+    });
+    ctx.scale.add({
+      label: labels.formation,
+      mur: sum(formation.pss) / MiB,
+      base: sum(fiveBare.pss) / MiB,
+      baseLabel: "five bare Deno.serve processes, the same way",
+      unit: "MiB",
+      digits: 1,
+    });
+  } catch (e) {
+    for (const l of Object.values(labels)) {
+      if (!ctx.scale.rows.some((r) => r.label === l)) ctx.scale.missing(l, (e as Error).message);
+    }
+  }
+}
+
+if (import.meta.main) {
+  // These rows alone: deno run -A scripts/bench/round_memory.ts
+  const { Scale, scaleTable } = await import("./scale.ts");
+  const scale = new Scale();
+  const dir = await Deno.makeTempDir({ prefix: "mur-memory-" });
+  try {
+    await Deno.mkdir(`${dir}/home`, { recursive: true });
+    await idleMemory({ scale, log: console.error, turns: 0, hookTurns: 0, queued: 0 }, dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+  console.log(scaleTable(scale));
+  console.log(scale.facts.join("\n"));
+}
