@@ -235,8 +235,14 @@ export async function readSkill(
 export function skillDescription(name: string, text: string): string {
   const first = text.split("\n").map((l) => l.trim()).find((l) => l !== "");
   const line = first?.replace(/^#+\s*/, "") ?? "";
-  return line !== "" ? line : `Skill ${name}: call it (no input) to read its text`;
+  if (line === "") return `Skill ${name}: call it (no input) to read its text`;
+  // A description is a line, not the text: a skill that is one long line is cut (by code point).
+  const chars = [...line];
+  return chars.length > DESCRIPTION_CHARS ? chars.slice(0, DESCRIPTION_CHARS).join("") + "…" : line;
 }
+
+/** How much of a skill's first line its description keeps. */
+const DESCRIPTION_CHARS = 200;
 
 /** YAML text → the schema's shape; unknown keys are errors here (no warnings to carry). */
 function parseStrict<S extends z.ZodType>(text: string, schema: S, label: string): z.output<S> {
