@@ -220,6 +220,12 @@ export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
     "",
     "Keep checkpoints/summary.md current on long tasks so a later session can pick up.",
     "",
+    "## Managing Artifacts at Runtime",
+    "",
+    "A skill written to tools/NAME/skill.md (NAME: letters, digits, `_`, `-`) can be called by",
+    "that name at once and is offered from the next turn on; its text comes back inside",
+    "`<untrusted-content source=skill:NAME>`. The tools are fixed when the session starts.",
+    "",
   ];
   Deno.writeTextFileSync(`${wd.root}/MURMUR.md`, lines.join("\n"));
 }

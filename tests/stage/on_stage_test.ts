@@ -231,6 +231,7 @@ Deno.test("mur run -v prints a skills: line; MURMUR.md has Installed Tools and I
       /- \*\*release-notes\*\* \(skill, appeared at runtime: untrusted\) — Release notes\n/,
     );
     assert.ok(md.indexOf("## Installed Tools") < md.indexOf("## Installed Skills"));
+    assert.ok(md.indexOf("## Checkpointing") < md.indexOf("## Managing Artifacts at Runtime"));
     assert.equal(
       await Deno.readTextFile(`${session}/tools/style-guide/skill.md`),
       skillFiles()["artifacts/guide/skill.md"],
