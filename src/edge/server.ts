@@ -203,9 +203,10 @@ export function startEdge(o: EdgeOptions): Edge {
         return json(503, JSON.stringify({ ok: false, error: (e as Error).message }));
       }
     }
-    const route = /^\/sessions\/(ses_[0-9a-f]{32})(\/.*)$/.exec(url.pathname);
+    // The card's interface URL has no trailing slash: a JSON-RPC client posts to it as it is.
+    const route = /^\/sessions\/(ses_[0-9a-f]{32})(\/.*)?$/.exec(url.pathname);
     if (!route) return bare(404);
-    return await forSession(req, url, route[1], route[2]);
+    return await forSession(req, url, route[1], route[2] ?? "/");
   };
 
   const server = Deno.serve({
