@@ -83,6 +83,13 @@ export const DIAGNOSTICS = {
     "an internal error in `mur run` (an uncaught exception): the running task fails with it, the session ends `failed`",
   "E-RUN-051":
     "the staging phase stopped the launch: an `on-stage` hook failed (non-zero exit, timeout, unreadable answer), or a tool manifest under `workdir/tools/` cannot be used; nothing started, the diagnostics are in `logs/bootstrap.log`",
+  "E-PUB-001":
+    "`publish` was given a path outside the workdir (absolute, or with a `..` component): the tool call fails, nothing is published",
+  "E-PUB-002":
+    "`publish` was given a path through a symbolic link: refused wherever it points, nothing is published",
+  "E-PUB-003":
+    "`publish` was given a path that is not a regular file in the workdir (missing, a folder, a device)",
+  "E-PUB-004": "`publish` was given a file larger than `outputs.max_bytes`",
   "W-RUN-001": "a turn stopped at `inference.max_tokens`: `out/result.txt` holds a fragment",
   "W-RUN-002": "the harness version is not one mur was tested with",
   "W-RUN-003":

@@ -28,9 +28,20 @@ export function stateWord(state: TaskState): string {
   return state.slice("TASK_STATE_".length).toLowerCase().replace("_", "-");
 }
 
+/** What every part may carry besides its content. */
+interface PartCommon {
+  mediaType?: string;
+  filename?: string;
+  metadata?: Record<string, unknown>;
+}
+
 export type Part =
-  | { text: string; mediaType?: string; metadata?: Record<string, unknown> }
-  | { data: unknown; mediaType?: string; metadata?: Record<string, unknown> };
+  | ({ text: string } & PartCommon)
+  | ({ data: unknown } & PartCommon)
+  /** A file's bytes, base64. */
+  | ({ raw: string } & PartCommon)
+  /** Where a file's bytes can be fetched (for mur: the door's `/files/…` route). */
+  | ({ url: string } & PartCommon);
 
 export interface Message {
   messageId: string;
@@ -50,7 +61,9 @@ export interface TaskStatus {
 export interface Artifact {
   artifactId: string;
   name?: string;
+  description?: string;
   parts: Part[];
+  metadata?: Record<string, unknown>;
 }
 
 export interface Task {
@@ -58,6 +71,7 @@ export interface Task {
   contextId: string;
   status: TaskStatus;
   artifacts?: Artifact[];
+  history?: Message[];
   metadata?: Record<string, unknown>;
 }
 

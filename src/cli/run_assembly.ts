@@ -22,6 +22,8 @@ import type { Membership } from "../crew/formation/membership.ts";
 import { DEFAULT_DEADLINE_SECS } from "../session/crew_tools.ts";
 import { callMemberTool, delegateTaskTool, endWithoutAnswerTool } from "../session/crew_tools.ts";
 import { requestInputTool } from "../session/request_input.ts";
+import { publishTool } from "../session/publish.ts";
+import { DEFAULTS } from "../manifest/schema.ts";
 import type { ResumePlan } from "../session/resume.ts";
 import { Session } from "../session/session.ts";
 import { openWorkdir, type Workdir, writeMurmurMd } from "../session/workdir.ts";
@@ -128,7 +130,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     // waits): what the reliability suite reads to prove disconnects leak nothing.
     session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
   }
-  registerSessionTools(plan, session, toolbox, sessionTools, workdir);
+  // Published files' url parts name the door, whose address is known once it listens.
+  const files = { doorBase: "" };
+  registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
   const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
@@ -137,6 +141,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   const ready = new Promise<void>((r) => (opened = r));
   const cluster = await clusterFor(plan, sessionId);
   const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs);
+  // As the card names the door (an edge rewrites the urls of the Tasks it answers to its own).
+  files.doorBase = (manifest.cluster?.advertise ?? `http://${door.address}`).replace(/\/+$/, "");
   return {
     plan,
     sessionId,
@@ -279,13 +285,17 @@ async function finishPush(push: PushNotifications | null): Promise<void> {
   }
 }
 
-/** The tools the session implements itself: request-input, a crew member's calls, delegate-task. */
+/**
+ * The tools the session implements itself: request-input, publish, a crew member's calls,
+ * delegate-task.
+ */
 function registerSessionTools(
   plan: LaunchPlan,
   session: Session,
   toolbox: ToolBox,
   sessionTools: Map<string, Tool>,
   workdir: Workdir,
+  files: { doorBase: string },
 ): void {
   const add = (tool: Tool) => {
     toolbox.register(tool);
@@ -298,6 +308,16 @@ function registerSessionTools(
       lifecycle.inputTimeoutSecs,
       (reply) => fence("tool:request-input", reply),
     ));
+  }
+  if (plan.manifest.tools.some((t) => t.kind === "builtin" && t.name === "publish")) {
+    // A publish call comes only while a task runs, after the door listens (files.doorBase).
+    add(publishTool({
+      registry: session.registry,
+      outputs: plan.manifest.outputs ??
+        { inlineMaxBytes: DEFAULTS.inlineMaxBytes, maxBytes: DEFAULTS.maxFileBytes },
+      sessionDir: workdir.session,
+      doorBase: () => files.doorBase,
+    }));
   }
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
   // A crew member that may call others (README "Crews"): the launcher names its callees.

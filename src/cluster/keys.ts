@@ -22,8 +22,16 @@ export const ALIVE_TTL_MS = REFRESH_MS + 2000;
 export const sessionKeys = (sessionId: string) => ({
   /** XADD `<event id>-0` per numbered event; `<last id>-1` marks the end of the session's stream. */
   events: `mur:{${sessionId}}:events`,
-  /** task id → `{"changedAt":…,"task":<Task as GetTask answers it>}` */
+  /**
+   * task id → `{"changedAt":…,"task":<Task as GetTask answers it, without history>,
+   * "history":{"total":…,"kept":…}}`
+   */
   tasks: `mur:{${sessionId}}:tasks`,
+  /**
+   * `<task id>:<n>` → the task's n-th history message (from 0), for the ones it still keeps: each
+   * written once, so a long task's history costs one write per message, never a rewrite.
+   */
+  history: `mur:{${sessionId}}:history`,
   /** door, name, conversationMode, acceptsTasks, auth, card, extendedCard */
   meta: `mur:{${sessionId}}:meta`,
   /** Set with a TTL of ALIVE_TTL_MS at every refresh: present while the capsule runs. */

@@ -64,6 +64,10 @@ export class Publisher {
   #down = false;
   #stopping = false;
   #tasksSent = new Map<string, string>();
+  /** Per task: history messages written (from 0); cleared on a reconnect, so all are again. */
+  #historySent = new Map<string, number>();
+  /** Per task: the history fields below this number are deleted (dropped by the task's limit). */
+  #historyGone = new Map<string, number>();
   #lastRefresh = 0;
   #wake: (() => void) | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
@@ -156,6 +160,7 @@ export class Publisher {
       if (Number.isSafeInteger(top)) this.#published = top;
     }
     this.#tasksSent.clear();
+    this.#historySent.clear();
     this.#lastRefresh = 0;
   }
 
@@ -240,13 +245,31 @@ export class Publisher {
   #factCommands(): Command[] {
     const cmds: Command[] = [];
     const hset: string[] = [];
+    const historySet: string[] = [];
+    const historyDel: string[] = [];
     for (const t of this.#o.session.registry.all()) {
-      const sig = `${t.state}|${t.changedAt}|${t.residue.length}|${t.response ? 1 : 0}`;
+      const h = t.history;
+      const sig = `${t.state}|${t.changedAt}|${t.residue.length}|${
+        t.response ? 1 : 0
+      }|${h.total}|${t.published.length}`;
       if (this.#tasksSent.get(t.id) === sig) continue;
       this.#tasksSent.set(t.id, sig);
-      hset.push(t.id, JSON.stringify({ changedAt: t.changedAt, task: toA2A(t, true) }));
+      // The task without its history, and the history's new messages alone (keys.ts): a
+      // change of a long task costs what changed, not the whole conversation again.
+      const history = { total: h.total, kept: h.size };
+      hset.push(t.id, JSON.stringify({ changedAt: t.changedAt, task: toA2A(t, true, 0), history }));
+      const sent = this.#historySent.get(t.id) ?? 0;
+      for (let n = Math.max(sent, h.dropped); n < h.total; n++) {
+        historySet.push(`${t.id}:${n}`, JSON.stringify(h.at(n)));
+      }
+      this.#historySent.set(t.id, h.total);
+      const gone = this.#historyGone.get(t.id) ?? 0;
+      for (let n = gone; n < h.dropped; n++) historyDel.push(`${t.id}:${n}`);
+      this.#historyGone.set(t.id, Math.max(gone, h.dropped));
     }
     if (hset.length) cmds.push(["HSET", this.#keys.tasks, ...hset]);
+    if (historySet.length) cmds.push(["HSET", this.#keys.history, ...historySet]);
+    if (historyDel.length) cmds.push(["HDEL", this.#keys.history, ...historyDel]);
     const now = Date.now();
     if (hset.length || now - this.#lastRefresh >= REFRESH_MS - 500) {
       if (now - this.#lastRefresh >= REFRESH_MS - 500) {
@@ -255,7 +278,7 @@ export class Publisher {
         cmds.push(["SET", this.#keys.alive, "1", "PX", ALIVE_TTL_MS]);
         this.#lastRefresh = now;
       }
-      for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta]) {
+      for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta, this.#keys.history]) {
         cmds.push(["EXPIRE", k, KEY_TTL_SECS]);
       }
     }

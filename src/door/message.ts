@@ -5,6 +5,8 @@
  */
 import { a2aError, invalidParams, type RpcError } from "./jsonrpc.ts";
 import { DOOR_URI } from "../events/frames.ts";
+import type { Part } from "../a2a/types.ts";
+import type { UserMessage } from "../session/registry.ts";
 
 export interface IncomingMessage {
   messageId: string;
@@ -15,6 +17,20 @@ export interface IncomingMessage {
   forgetSession: boolean;
   /** The message's metadata named the door extension (the response then names its URI). */
   usedDoorExtension: boolean;
+  /** The message as the task's history keeps it (docs/protocol.md "Task history"). */
+  history: UserMessage;
+}
+
+/** A text or data part as sent, with only the keys a Part has (camelCase; docs/protocol.md). */
+function keptPart(p: Record<string, unknown>): Part {
+  const out: Record<string, unknown> = "text" in p ? { text: p.text } : { data: p.data };
+  const mediaType = mediaTypeOf(p);
+  if (typeof mediaType === "string") out.mediaType = mediaType;
+  if (typeof p.filename === "string") out.filename = p.filename;
+  if (typeof p.metadata === "object" && p.metadata !== null && !Array.isArray(p.metadata)) {
+    out.metadata = p.metadata;
+  }
+  return out as unknown as Part;
 }
 
 const bad = (m: string) => invalidParams(`Invalid params: ${m}`);
@@ -116,6 +132,13 @@ export function readMessage(params: Record<string, unknown>): IncomingMessage | 
     referenceTaskIds,
     forgetSession,
     usedDoorExtension: doorMeta !== undefined,
+    history: {
+      messageId,
+      parts: (parts as Record<string, unknown>[]).map(keptPart),
+      ...(typeof meta === "object" && meta !== null && !Array.isArray(meta)
+        ? { metadata: meta as Record<string, unknown> }
+        : {}),
+    },
   };
 }
 

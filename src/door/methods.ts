@@ -11,6 +11,9 @@ import { toA2A } from "../session/task_record.ts";
 import { a2aError, invalidParams, param, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
+import { configHistoryLength, historyLengthOf, int32 } from "./history_length.ts";
+import { directReplyOf } from "./direct_reply.ts";
+import type { Message } from "../a2a/types.ts";
 
 export type { CallContext };
 export { taskFor };
@@ -61,13 +64,15 @@ export async function sendMessage(
   ctx: CallContext,
   params: Record<string, unknown>,
   headers: Headers = new Headers(),
-): Promise<{ task: Task }> {
+): Promise<{ task: Task } | { message: Message }> {
   const routed = routeMessage(ctx, params);
   const immediate = returnImmediately(params);
+  const history = configHistoryLength(params);
+  const answer = (t: TaskRecord) => ({ task: toA2A(t, true, history) });
   if (routed.kind === "retry") {
     // The first send's answer, as it would be now: nothing is started or delivered again.
     if (!immediate) await settled(ctx, routed.task);
-    return { task: toA2A(routed.task) };
+    return directReplyOf(ctx.session.manifest, routed.task) ?? answer(routed.task);
   }
   const taken = await take(ctx, routed, params, headers, () => {
     if (!ctx.session.acceptsTasks) {
@@ -75,14 +80,15 @@ export async function sendMessage(
     }
   });
   if (taken.kind === "reply") {
-    const answered = toA2A(taken.task);
+    const answered = answer(taken.task);
     if (!immediate) await settled(ctx, taken.task);
-    return { task: immediate ? answered : toA2A(taken.task) };
+    return immediate ? answered : answer(taken.task);
   }
   const res = taken.result;
-  if (res.kind === "rejected" || immediate) return { task: toA2A(res.task) };
+  if (res.kind === "rejected" || immediate) return answer(res.task);
   await settled(ctx, res.task);
-  return { task: toA2A(res.task) };
+  // A one-turn answer with no tool call, under lifecycle.direct_reply: a bare Message.
+  return directReplyOf(ctx.session.manifest, res.task) ?? answer(res.task);
 }
 
 function requireId(params: Record<string, unknown>, message: string): string {
@@ -94,9 +100,10 @@ function requireId(params: Record<string, unknown>, message: string): string {
 export function getTask(ctx: CallContext, params: Record<string, unknown>): Task {
   const id = requireId(params, "GetTask requires an id");
   if (id === "") throw invalidParams("GetTask requires an id");
+  const history = historyLengthOf(params);
   const task = taskFor(ctx, id);
   if (!task) throw taskNotFound(id);
-  return toA2A(task);
+  return toA2A(task, true, history);
 }
 
 export function cancelTask(ctx: CallContext, params: Record<string, unknown>): Task {
@@ -140,17 +147,6 @@ function statusFilter(v: unknown): string | undefined {
   return name === "TASK_STATE_UNSPECIFIED" ? undefined : name;
 }
 
-/** ProtoJSON int32: a JSON integer or a string of one. */
-function int32(v: unknown): number | null {
-  const n = typeof v === "number"
-    ? v
-    : typeof v === "string" && /^-?\d{1,10}$/.test(v)
-    ? Number(v)
-    : NaN;
-  // Out of the int32 range is not an int32 (1e308 is an integer to JavaScript, not to ProtoJSON).
-  return Number.isInteger(n) && n >= -(2 ** 31) && n <= 2 ** 31 - 1 ? n : null;
-}
-
 /** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -160,7 +156,8 @@ export interface ListRow {
   contextId: string;
   state: string;
   changedAt: number;
-  task(includeArtifacts: boolean): Task;
+  /** The task as ListTasks answers it (`historyLength` as GetTask reads it). */
+  task(includeArtifacts: boolean, historyLength?: number): Task;
 }
 
 /** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
@@ -171,7 +168,7 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
       contextId: t.contextId,
       state: t.state,
       changedAt: t.changedAt,
-      task: (include: boolean) => toA2A(t, include),
+      task: (include: boolean, history?: number) => toA2A(t, include, history),
     })),
     params,
   );
@@ -194,13 +191,7 @@ export function listRows(rows: ListRow[], params: Record<string, unknown>) {
     }
     pageSize = n;
   }
-  const history = param(params, "historyLength");
-  if (history !== undefined && history !== null) {
-    const n = int32(history);
-    if (n === null || n < 0) {
-      throw invalidParams("Invalid params: historyLength must be a non-negative integer");
-    }
-  }
+  const history = historyLengthOf(params);
   const after = param(params, "statusTimestampAfter");
   let afterMs: number | undefined;
   if (after !== undefined && after !== null) {
@@ -242,7 +233,7 @@ export function listRows(rows: ListRow[], params: Record<string, unknown>) {
   const last = page[page.length - 1];
   const more = from + pageSize < matching.length;
   return {
-    tasks: page.map((t) => t.task(include === true)),
+    tasks: page.map((t) => t.task(include === true, history)),
     nextPageToken: more && last ? encodeCursor(last.changedAt, last.id) : "",
     pageSize,
     totalSize: matching.length,

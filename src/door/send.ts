@@ -90,7 +90,7 @@ export function referencedTasks(ctx: CallContext, ids: string[]): string {
 
 /** Delivers a reply to a waiting task; the task answers in TASK_STATE_WORKING. */
 export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMessage): void {
-  if (!ctx.session.reply(task, msg.text)) {
+  if (!ctx.session.reply(task, msg.text, msg.history)) {
     throw unsupported(`task ${task.id} is no longer waiting for input`, {
       taskId: task.id,
       state: task.state,
@@ -108,6 +108,7 @@ export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult 
     origin: ctx.origin,
     trusted: ctx.trusted,
     forgetSession: msg.forgetSession,
+    message: msg.history,
   });
   // A rejected task was not taken: sending the message again may find room.
   if (res.kind !== "rejected") ctx.seen.took(ctx.caller, msg.messageId, res.task.id);

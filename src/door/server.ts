@@ -24,6 +24,7 @@ import { restChecks, restRefusal, type RestRequest } from "./rest/checks.ts";
 import { restError } from "./rest/errors.ts";
 import { isRestPath } from "./rest/routes.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
+import { publishedFile } from "./files.ts";
 
 export { BODY_CAP_BYTES } from "./body.ts";
 
@@ -120,6 +121,9 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
+    if (url.pathname.startsWith("/files/")) {
+      return await publishedFile(req, url, grant, gate, (id) => taskFor(ctxFor(grant, req), id));
+    }
     if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
     if (restful) {
       const r: RestRequest = { req, url, grant };

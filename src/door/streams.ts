@@ -14,6 +14,8 @@ import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts
 import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
 import { activates, lastEventId, sseResponse } from "./sse_response.ts";
+import { configHistoryLength } from "./history_length.ts";
+import { directDecided, directReplyOf } from "./direct_reply.ts";
 
 // Moved to sse_response.ts (shared with src/edge/server.ts); re-exported while the edge imports
 // them from here.
@@ -61,6 +63,8 @@ function taskView(
   task: TaskRecord,
   opening: StreamResponse,
   extensions: string[],
+  /** Replay from here rather than from the request's Last-Event-ID (a held direct reply). */
+  replayFrom?: number,
 ): Response {
   const activated = activates(req.headers);
   const body = openView({
@@ -72,7 +76,7 @@ function taskView(
     taskId: task.id,
     probe: probeOf(task),
     opening,
-    lastEventId: lastEventId(req.headers),
+    lastEventId: replayFrom ?? lastEventId(req.headers),
     warn: req.warn,
   });
   return sseResponse(body, activated ? [...extensions, STREAM_URI] : extensions);
@@ -100,23 +104,56 @@ export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promi
   }
   const routed = routeMessage(ctx, req.params);
   const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
+  const history = configHistoryLength(req.params);
+  const opening = (t: TaskRecord): StreamResponse => ({ task: toA2A(t, true, history) });
   if (routed.kind === "retry") {
     // The same stream again, resumed by the replay rules (Last-Event-ID): nothing new starts. A
     // task that has ended replays what the client missed up to its final status, then ends
     // (view.ts); one that waits for input has nothing live to follow: its state is the answer.
-    const snapshot = toA2A(routed.task);
+    const direct = directReplyOf(ctx.session.manifest, routed.task);
+    if (direct) return oneEvent(req, direct, ext);
     if (routed.task.state === "TASK_STATE_INPUT_REQUIRED") {
-      return oneEvent(req, { task: snapshot }, ext);
+      return oneEvent(req, opening(routed.task), ext);
     }
-    return taskView(ctx, req, "send", routed.task, { task: snapshot }, ext);
+    return taskView(ctx, req, "send", routed.task, opening(routed.task), ext);
   }
+  // The new task has no event before this: a held direct reply replays from here.
+  const after = ctx.session.log.lastId;
   const taken = await take(ctx, routed, req.params, req.headers);
   const task = taken.kind === "reply" ? taken.task : taken.result.task;
   if (taken.kind === "new" && taken.result.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
-    return oneEvent(req, { task: toA2A(task) }, ext);
+    return oneEvent(req, opening(task), ext);
   }
-  return taskView(ctx, req, "send", task, { task: toA2A(task) }, ext);
+  if (taken.kind === "new" && ctx.session.manifest.lifecycle.directReply) {
+    // The answer is a Message or a task stream, and only the task's first turn tells which: the
+    // stream waits until it does, then either writes the one Message, or opens as the task
+    // stream it would have been, its events since the submit replayed (nothing is lost).
+    const first = opening(task);
+    await decided(ctx, task);
+    const direct = directReplyOf(ctx.session.manifest, task);
+    if (direct) return oneEvent(req, direct, ext);
+    return taskView(ctx, req, "send", task, first, ext, after);
+  }
+  return taskView(ctx, req, "send", task, opening(task), ext);
+}
+
+/** Resolves once the task shows whether it is a direct reply (direct_reply.ts). */
+async function decided(ctx: CallContext, task: TaskRecord): Promise<void> {
+  if (directDecided(task)) return;
+  const sub = ctx.session.log.subscribe((e) => e.taskId === task.id);
+  try {
+    while (!directDecided(task)) {
+      if (sub.ended) {
+        await task.done;
+        break;
+      }
+      await sub.wait();
+      sub.take();
+    }
+  } finally {
+    sub.close();
+  }
 }
 
 export function subscribeToTask(ctx: CallContext, req: StreamRequest): Response {

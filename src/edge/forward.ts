@@ -75,7 +75,7 @@ export async function forwardGet(door: string, path: string, req: Request): Prom
     return new Response(null, { status: 502 });
   }
   const out = new Headers();
-  for (const h of ["content-type", "content-length"]) {
+  for (const h of ["content-type", "content-length", "content-disposition"]) {
     const v = res.headers.get(h);
     if (v !== null) out.set(h, v);
   }

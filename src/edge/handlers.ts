@@ -9,7 +9,8 @@ import type { Task } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import type { Binding, RpcMethod } from "../door/handlers.ts";
 import { invalidParams, taskNotFound, unsupported } from "../door/jsonrpc.ts";
-import { type ListRow, listRows } from "../door/methods.ts";
+import { listRows } from "../door/methods.ts";
+import { historyLengthOf } from "../door/history_length.ts";
 import { pollLog } from "../door/poll.ts";
 import { activates, lastEventId } from "../door/streams.ts";
 import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
@@ -28,8 +29,10 @@ export interface EdgeSession {
   base: string;
   /** The session's mirror, once its first read was tried. */
   mirror(): Promise<SessionMirror>;
-  task(id: string): Promise<Task | undefined>;
-  taskRows(): Promise<ListRow[]>;
+  /** The task as GetTask answers it, `historyLength` as GetTask reads it. */
+  task(id: string, historyLength?: number): Promise<Task | undefined>;
+  /** ListTasks' answer to `params` (listRows, then each task's history). */
+  listTasks(params: Record<string, unknown>): Promise<ReturnType<typeof listRows>>;
 }
 
 export interface EdgeCall {
@@ -146,11 +149,11 @@ export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
   SubscribeToTask: subscribeToTask,
   GetTask: async (c) => {
     const id = idParam(c, "GetTask");
-    const task = await c.session.task(id);
+    const task = await c.session.task(id, historyLengthOf(c.params));
     if (!task) throw taskNotFound(id);
     return c.binding.result(task);
   },
-  ListTasks: async (c) => c.binding.result(listRows(await c.session.taskRows(), c.params)),
+  ListTasks: async (c) => c.binding.result(await c.session.listTasks(c.params)),
   "murmur.PollSession": async (c) =>
     c.binding.result(await pollLog((await c.session.mirror()).log, c.params)),
   GetExtendedAgentCard: (c) => {

@@ -27,7 +27,17 @@ import { forward, type Forwarded, forwardGet } from "./forward.ts";
 import { edgeHandlerOf, type EdgeSession } from "./handlers.ts";
 import { Mirrors } from "./mirrors.ts";
 import { edgePageFile, serveEdgePage } from "./page.ts";
-import { cardFor, readMeta, readTask, readTaskRows, type SessionMeta } from "./session_facts.ts";
+import {
+  cardFor,
+  filesAt,
+  pageWithHistory,
+  readMeta,
+  readTask,
+  readTaskRows,
+  type SessionMeta,
+} from "./session_facts.ts";
+import { listRows } from "../door/methods.ts";
+import { historyLengthOf } from "../door/history_length.ts";
 import { StreamReader } from "./stream_reader.ts";
 
 export interface EdgeOptions {
@@ -87,8 +97,13 @@ export function startEdge(o: EdgeOptions): Edge {
     meta,
     base,
     mirror: () => mirrors.of(id),
-    task: (taskId) => readTask(o.redis, id, taskId),
-    taskRows: () => readTaskRows(o.redis, id),
+    task: (taskId, history) => readTask(o.redis, id, taskId, history, filesAt(meta.door, base)),
+    listTasks: async (params) => {
+      const rows = await readTaskRows(o.redis, id, filesAt(meta.door, base));
+      const page = listRows(rows, params);
+      await pageWithHistory(o.redis, id, page, rows, historyLengthOf(params));
+      return page;
+    },
   });
 
   /**
@@ -129,9 +144,10 @@ export function startEdge(o: EdgeOptions): Edge {
   const admitted = async (s: SessionRequest, gate: Gate, grant: Grant | null) => {
     const { req, url, rest } = s;
     const served = new Set(doorMethods(s.session.meta.auth !== "none", s.session.meta.push));
-    if (rest.startsWith("/attachments/") || rest === UI_STATUS_PATH) {
-      // An artifact frame's image (docs/protocol.md "Attachments") and the page's status
-      // (src/ui/routes.ts) are the capsule's: forwarded after the same scope check.
+    if (rest.startsWith("/attachments/") || rest.startsWith("/files/") || rest === UI_STATUS_PATH) {
+      // An artifact frame's image (docs/protocol.md "Attachments"), a published file ("Files and
+      // data") and the page's status (src/ui/routes.ts) are the capsule's: forwarded after the
+      // same scope check (the capsule checks the token again).
       if (req.method !== "GET") return bare(405, { allow: "GET" });
       const refused = gate.require(
         grant,

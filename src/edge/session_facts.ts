@@ -52,6 +52,49 @@ export async function readMeta(c: RedisClient, sessionId: string): Promise<Sessi
 interface Stored {
   changedAt: number;
   task: Task;
+  /** Messages the task's history has had, and keeps (src/cluster/keys.ts `history`). */
+  history?: { total: number; kept: number };
+}
+
+/**
+ * Fills in each task's `history` as GetTask reads `historyLength` (undefined: every kept message;
+ * 0: none; n: the n newest), with one HMGET of just those messages.
+ */
+async function withHistory(
+  c: RedisClient,
+  sessionId: string,
+  stored: Stored[],
+  historyLength: number | undefined,
+): Promise<Task[]> {
+  const fields: string[] = [];
+  const spans: [number, number][] = [];
+  for (const s of stored) {
+    const h = s.history ?? { total: 0, kept: 0 };
+    const n = historyLength === undefined ? h.kept : Math.min(historyLength, h.kept);
+    spans.push([fields.length, n]);
+    for (let i = h.total - n; i < h.total; i++) fields.push(`${s.task.id}:${i}`);
+  }
+  const values = fields.length
+    ? await c.call(["HMGET", sessionKeys(sessionId).history, ...fields])
+    : [];
+  return stored.map((s, i) => {
+    const [from, n] = spans[i];
+    if (n === 0) return s.task;
+    const got = (values as unknown[]).slice(from, from + n).filter((v) => typeof v === "string");
+    return { ...s.task, history: got.map((v) => JSON.parse(v as string)) };
+  });
+}
+
+/**
+ * A stored task's JSON with its published files' `url` parts naming this edge rather than the
+ * capsule's door (`<door>/files/…` → `<edge base>/files/…`, which the edge forwards).
+ */
+export type Rewrite = (json: string) => string;
+
+export function filesAt(door: string, base: string): Rewrite {
+  const from = JSON.stringify(`${door.replace(/\/+$/, "")}/files/`).slice(1, -1);
+  const to = JSON.stringify(`${base}/files/`).slice(1, -1);
+  return (json) => json.includes(from) ? json.replaceAll(from, to) : json;
 }
 
 /** One task as GetTask answers it, or undefined. */
@@ -59,17 +102,38 @@ export async function readTask(
   c: RedisClient,
   sessionId: string,
   id: string,
+  historyLength?: number,
+  rewrite: Rewrite = (j) => j,
 ): Promise<Task | undefined> {
   const raw = await c.call(["HGET", sessionKeys(sessionId).tasks, id]);
-  return typeof raw === "string" ? (JSON.parse(raw) as Stored).task : undefined;
+  if (typeof raw !== "string") return undefined;
+  return (await withHistory(c, sessionId, [JSON.parse(rewrite(raw)) as Stored], historyLength))[0];
+}
+
+/** ListTasks' page with each task's history (`listRows` answers them without). */
+export async function pageWithHistory(
+  c: RedisClient,
+  sessionId: string,
+  page: { tasks: Task[] },
+  rows: ListRow[],
+  historyLength: number | undefined,
+): Promise<void> {
+  const byId = new Map(rows.map((r) => [r.id, r as ListRow & { stored?: Stored }]));
+  const stored = page.tasks.map((t) => ({ ...byId.get(t.id)!.stored!, task: t }));
+  page.tasks = await withHistory(c, sessionId, stored, historyLength);
 }
 
 /** Every task, as ListTasks rows (src/door/methods.ts `listRows`). */
-export async function readTaskRows(c: RedisClient, sessionId: string): Promise<ListRow[]> {
-  const rows: ListRow[] = [];
+export async function readTaskRows(
+  c: RedisClient,
+  sessionId: string,
+  rewrite: Rewrite = (j) => j,
+): Promise<(ListRow & { stored: Stored })[]> {
+  const rows: (ListRow & { stored: Stored })[] = [];
   for (const raw of pairs(await c.call(["HGETALL", sessionKeys(sessionId).tasks])).values()) {
-    const s = JSON.parse(raw) as Stored;
+    const s = JSON.parse(rewrite(raw)) as Stored;
     rows.push({
+      stored: s,
       id: s.task.id,
       contextId: s.task.contextId,
       state: s.task.status.state as TaskState,

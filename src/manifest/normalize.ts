@@ -56,6 +56,9 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
           limit: lc.done_check.limit ?? DEFAULTS.doneCheckLimit,
         },
       }),
+      // Absent keys stay absent: their defaults (DEFAULTS) are read where they are used.
+      ...(lc.history_limit !== undefined && { historyLimit: lc.history_limit }),
+      ...(lc.direct_reply !== undefined && { directReply: lc.direct_reply }),
     },
     context: {
       ...(ctx.max_tokens !== undefined && { maxTokens: ctx.max_tokens }),
@@ -109,6 +112,12 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
       cluster: {
         redis: doc.cluster.redis,
         ...(doc.cluster.advertise !== undefined && { advertise: doc.cluster.advertise }),
+      },
+    }),
+    ...(doc.outputs && {
+      outputs: {
+        inlineMaxBytes: doc.outputs.inline_max_bytes ?? DEFAULTS.inlineMaxBytes,
+        maxBytes: doc.outputs.max_bytes ?? DEFAULTS.maxFileBytes,
       },
     }),
     tools: [],
@@ -240,6 +249,7 @@ async function tool(
     description: t.description!,
     inputSchema: schema,
     command: await argv(t.command!, dir, `tools[${i}].command`),
+    ...(t.output === "data" && { output: "data" as const }),
   };
 }
 

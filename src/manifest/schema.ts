@@ -64,7 +64,7 @@ export const SCOPES = DOOR_SCOPES;
 /** The credential name the runtime always mints itself, holding every scope. */
 export const RESERVED_CREDENTIAL = "operator";
 
-export const BUILTIN_TOOLS = ["request-input"] as const;
+export const BUILTIN_TOOLS = ["request-input", "publish"] as const;
 
 /**
  * Tool names the runtime keeps for its own tools (the session's request-input and the crew
@@ -132,6 +132,9 @@ export const DEFAULTS = {
   commitPolicy: "none",
   authScheme: "bearer",
   retriedSends: "replay",
+  historyLimit: 1000,
+  inlineMaxBytes: 65_536,
+  maxFileBytes: 67_108_864,
 } as const;
 
 /** A JSON-ish rendering of a bad value for messages: strings quoted with '…'. */
@@ -286,6 +289,17 @@ const lifecycleSchema = mapping({
       .refine((v) => v.trim() !== "", { error: "must not be empty" }),
     limit: nonNegInt().optional(),
   }).optional(),
+  history_limit: int(1, 1_000_000, "must be an integer from 1 to 1000000").optional(),
+  direct_reply: z.preprocess(
+    (v) => v === "true" ? true : v === "false" ? false : v,
+    z.boolean({ error: "must be true or false" }),
+  ).optional(),
+});
+
+/** `outputs:` (docs/manifest.md): the size rules of published files. */
+const outputsSchema = mapping({
+  inline_max_bytes: int(0, 16_777_216, "must be an integer from 0 to 16777216").optional(),
+  max_bytes: int(1, 4_294_967_296, "must be an integer from 1 to 4294967296").optional(),
 });
 
 const contextSchema = mapping({
@@ -398,6 +412,7 @@ const toolSchema = mapping({
     error: "must be a JSON Schema object (a mapping with type: object)",
   }).optional(),
   command: command().optional(),
+  output: oneOf(["text", "data"]).optional(),
 });
 
 const hookSchema = mapping({
@@ -441,6 +456,7 @@ export const manifestSchema = mapping({
   capabilities: capabilitiesSchema.optional(),
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
+  outputs: outputsSchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),

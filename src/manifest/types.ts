@@ -78,6 +78,13 @@ export interface LifecycleConfig {
   delegationDeadlineSecs?: number;
   keepWorking?: KeepWorking;
   doneCheck?: DoneCheck;
+  /** Messages each task's history keeps, the oldest dropped first (absent = 1000). */
+  historyLimit?: number;
+  /**
+   * A message answered in one model turn with no tool call is answered with a bare A2A `Message`
+   * rather than a Task (default false; docs/protocol.md "Direct replies").
+   */
+  directReply?: boolean;
 }
 
 export interface ContextConfig {
@@ -142,6 +149,14 @@ export interface ClusterConfig {
   advertise?: string;
 }
 
+/** `outputs:` (docs/manifest.md): how published files leave the capsule. */
+export interface OutputsConfig {
+  /** A file up to this size travels inline as a `raw` part; larger ones as a `url` part. */
+  inlineMaxBytes: number;
+  /** The largest file `publish` takes. */
+  maxBytes: number;
+}
+
 export interface CommandToolConfig {
   kind: "command";
   name: string;
@@ -156,6 +171,8 @@ export interface CommandToolConfig {
   artifact?: ArtifactOrigin;
   /** Variables the program gets besides mur's own (`MURMUR_ARTIFACT_CONFIG`). */
   env?: Record<string, string>;
+  /** `data`: what it prints is JSON, published as a `data` artifact too (absent: text). */
+  output?: "text" | "data";
 }
 
 /**
@@ -185,7 +202,7 @@ export interface SkillConfig {
 
 export interface BuiltinToolConfig {
   kind: "builtin";
-  name: "request-input";
+  name: "request-input" | "publish";
 }
 
 export type ToolConfig = CommandToolConfig | BuiltinToolConfig;
@@ -214,6 +231,8 @@ export interface Manifest {
   capabilities: CapabilitiesConfig;
   observability: ObservabilityConfig;
   cluster?: ClusterConfig;
+  /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */
+  outputs?: OutputsConfig;
   /** `tools:` entries, then the tool artifacts in `artifacts:` order. */
   tools: ToolConfig[];
   /** `hooks:` entries, then the hook artifacts in `artifacts:` order. */

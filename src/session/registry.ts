@@ -4,14 +4,16 @@
  * answers the new state — so "GetTask answers the state before the terminal status is written"
  * holds by construction.
  */
-import type { TaskState } from "../a2a/types.ts";
+import type { Message, Part, TaskState } from "../a2a/types.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
 import { frameInput, responseInput, statusInput } from "../events/emit.ts";
 import type { TaskFrame } from "../events/frames.ts";
 import type { EventLog } from "../events/log.ts";
 import { IdSource } from "../ids.ts";
 import type { Lane, Origin, TaskRecord, TaskSource } from "./task_record.ts";
-import { agentMessage, artifactOf, laneOf } from "./task_record.ts";
+import { agentMessage, artifactOf, laneOf, replyMessage } from "./task_record.ts";
+import { DEFAULT_HISTORY_LIMIT, TaskHistory } from "./task_history.ts";
+import type { PublishedFile } from "./published_files.ts";
 
 export interface NewTask {
   contextId?: string;
@@ -22,6 +24,15 @@ export interface NewTask {
   messageId?: string;
   /** Forget the context's harness session before the task runs (process transport). */
   forgetSession?: boolean;
+  /** The A2A message that started it, as its history keeps it (absent: one text part of `text`). */
+  message?: UserMessage;
+}
+
+/** A user's message as a task's history keeps it: the task and context ids are the registry's. */
+export interface UserMessage {
+  messageId: string;
+  parts: Part[];
+  metadata?: Record<string, unknown>;
 }
 
 export class Registry {
@@ -36,6 +47,8 @@ export class Registry {
     private readonly log: EventLog,
     private readonly clock: () => number = Date.now,
     ids?: IdSource,
+    /** `lifecycle.history_limit`: messages each task keeps. */
+    private readonly historyLimit: number = DEFAULT_HISTORY_LIMIT,
   ) {
     this.#ids = ids ?? new IdSource(clock);
   }
@@ -68,14 +81,39 @@ export class Registry {
       state: "TASK_STATE_SUBMITTED",
       status: { state: "TASK_STATE_SUBMITTED", timestamp: timestamp(now) },
       changedAt: now,
+      history: new TaskHistory(this.historyLimit),
+      published: [],
       residue: [],
       attachments: new Map(),
       abort: new AbortController(),
       done,
       markDone,
     };
+    task.history.append(this.#userMessage(
+      task,
+      init.message ?? {
+        messageId: init.messageId ?? `msg_${id}_task`,
+        parts: [{ text: init.text, mediaType: "text/plain" }],
+      },
+    ));
     this.#tasks.set(id, task);
     return task;
+  }
+
+  #userMessage(task: TaskRecord, m: UserMessage): Message {
+    return {
+      messageId: m.messageId,
+      contextId: task.contextId,
+      taskId: task.id,
+      role: "ROLE_USER",
+      parts: m.parts,
+      ...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+    };
+  }
+
+  /** A user's message that continues a task (the answer to an input wait): into its history. */
+  userMessage(task: TaskRecord, m: UserMessage): void {
+    task.history.append(this.#userMessage(task, m));
   }
 
   /**
@@ -105,6 +143,12 @@ export class Registry {
     annotation?: Record<string, unknown>,
   ): void {
     if (isTerminal(task.state)) return;
+    // Anything but the first turn's own status means more than a one-turn answer.
+    if (
+      state !== "TASK_STATE_WORKING" || (message !== undefined && message !== "inference turn 1")
+    ) {
+      task.indirect = true;
+    }
     const now = this.clock();
     task.state = state;
     task.status = {
@@ -115,6 +159,10 @@ export class Registry {
       timestamp: timestamp(now),
     };
     task.changedAt = now;
+    // The question of an input wait is the agent's turn of the task's conversation.
+    if (state === "TASK_STATE_INPUT_REQUIRED" && task.status.message) {
+      task.history.append(task.status.message);
+    }
     if (state !== "TASK_STATE_INPUT_REQUIRED") task.prompt = undefined;
     this.log.append(statusInput(task, task.status, annotation));
     if (state === "TASK_STATE_WORKING") this.#flushHeld(task, state);
@@ -123,6 +171,7 @@ export class Registry {
   /** A murmur frame of a working task. */
   frame(task: TaskRecord, frame: TaskFrame): void {
     if (isTerminal(task.state)) return;
+    if (frame.frame === "tool-call-started") task.indirect = true;
     if (task.state === "TASK_STATE_INPUT_REQUIRED") {
       // Frames are carried by a WORKING status (docs/protocol.md "Carriers"): one a harness reports
       // while the task waits for input (a quota window) is written once the task works again.
@@ -130,6 +179,16 @@ export class Registry {
       return;
     }
     this.log.append(frameInput(task, task.state, frame, this.clock()));
+  }
+
+  /**
+   * A file or data the task published (publish.ts, a data tool): kept for GetTask and written
+   * as the stream's `artifactUpdate` at once.
+   */
+  publish(task: TaskRecord, file: PublishedFile): void {
+    if (isTerminal(task.state)) return;
+    task.published.push(file);
+    this.log.append(responseInput(task, file.artifact, task.state));
   }
 
   /** Frames held during an input wait, written after the status that ends the wait. */
@@ -172,7 +231,11 @@ export class Registry {
     task.changedAt = now;
     task.prompt = undefined;
     task.inputWaiter = undefined;
-    if (state === "TASK_STATE_COMPLETED" && response) task.response = response;
+    if (state === "TASK_STATE_COMPLETED" && response) {
+      task.response = response;
+      // The reply is both the `response` artifact and the agent's last message of the history.
+      task.history.append(replyMessage(task, response));
+    }
     task.status = {
       state,
       message: agentMessage(`msg_${task.id}_status`, task, message),

@@ -7,7 +7,7 @@ import { isTerminal } from "../a2a/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { type Histories, TaskLoop } from "./loop.ts";
-import { Registry } from "./registry.ts";
+import { Registry, type UserMessage } from "./registry.ts";
 import type { ResidueItem, TaskRecord } from "./task_record.ts";
 import { TraceWriter } from "../trace_writer.ts";
 import type { TraceFieldsOf } from "../trace_events.ts";
@@ -73,7 +73,7 @@ export class Session {
     this.#faults = new Faults(opts.workdir, opts.warn);
     // One id source on the session's clock: task, message and trace ids ascend together.
     const ids = new IdSource(this.#clock);
-    this.registry = new Registry(this.log, this.#clock, ids);
+    this.registry = new Registry(this.log, this.#clock, ids, opts.manifest.lifecycle.historyLimit);
     this.trace = new TraceWriter(
       opts.workdir.trace,
       opts.id,
@@ -218,10 +218,11 @@ export class Session {
   }
 
   /** The answer to a task waiting in TASK_STATE_INPUT_REQUIRED. False when no wait is open. */
-  reply(task: TaskRecord, text: string): boolean {
+  reply(task: TaskRecord, text: string, message?: UserMessage): boolean {
     const waiter = task.inputWaiter;
     if (!waiter || task.state !== "TASK_STATE_INPUT_REQUIRED") return false;
     task.inputWaiter = undefined;
+    if (message) this.registry.userMessage(task, message);
     // The reply is answered at once: GetTask and the reply's own stream open in WORKING.
     this.registry.status(task, "TASK_STATE_WORKING", "resumed");
     waiter(text);

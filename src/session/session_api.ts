@@ -10,6 +10,7 @@ import type { TraceLine } from "../trace_writer.ts";
 import type { Tool } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
 import type { ToolDispatcher } from "./task_run.ts";
+import type { UserMessage } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import type { Workdir } from "./workdir.ts";
 
@@ -58,6 +59,8 @@ export interface SubmitRequest {
   source?: TaskSource;
   /** Forget the context's harness session before the task runs (process transport only). */
   forgetSession?: boolean;
+  /** The A2A message as the task's history keeps it (registry.ts `UserMessage`). */
+  message?: UserMessage;
 }
 
 export type SubmitResult =

@@ -5,6 +5,8 @@
 import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
 import type { HandedOff } from "../crew/calls/handed_off.ts";
+import type { TaskHistory } from "./task_history.ts";
+import type { PublishedFile } from "./published_files.ts";
 
 /** Queue lanes (README "The door": user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
@@ -55,6 +57,10 @@ export interface TaskRecord {
   response?: string;
   /** The question while input is required (GetTask's `prompt` artifact). */
   prompt?: string;
+  /** The messages of the task, bounded (task_history.ts): GetTask's `history`. */
+  readonly history: TaskHistory;
+  /** Files and data the task published (published_files.ts), in order: GetTask's artifacts. */
+  readonly published: PublishedFile[];
   /** What still runs after a cancel (CancelTask's `residue` artifact). */
   residue: ResidueItem[];
   /** Images tool calls of this task returned, by sha256 hex (GET /attachments/…). */
@@ -68,6 +74,11 @@ export interface TaskRecord {
    * the task fails with it and GetTask says `metadata.murmur.noAnswer: true`.
    */
   noAnswer?: string;
+  /**
+   * The task did more than answer in its first model turn (a tool call, a second turn, an input
+   * wait, a reopen): it cannot be answered as a direct reply (src/door/direct_reply.ts).
+   */
+  indirect?: boolean;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
   /** Resolves when the task reaches a terminal state. */
@@ -93,8 +104,16 @@ export function agentMessage(messageId: string, task: TaskRecord, text: string):
   };
 }
 
-/** GetTask's answer. `includeArtifacts: false` omits the key (ListTasks default). */
-export function toA2A(task: TaskRecord, includeArtifacts = true): Task {
+/** The agent's reply that ended a task, as its history holds it. */
+export function replyMessage(task: TaskRecord, text: string): Message {
+  return agentMessage(`msg_${task.id}_response`, task, text);
+}
+
+/**
+ * GetTask's answer. `includeArtifacts: false` omits the key (ListTasks default). `historyLength`
+ * as A2A's GetTask reads it: undefined, every message kept; 0, no `history` key; n, the n newest.
+ */
+export function toA2A(task: TaskRecord, includeArtifacts = true, historyLength?: number): Task {
   const status: TaskStatus = {
     state: task.state,
     ...(task.status.message && (isTerminal(task.state)) ? { message: task.status.message } : {}),
@@ -109,6 +128,7 @@ export function toA2A(task: TaskRecord, includeArtifacts = true): Task {
     if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.prompt !== undefined) {
       artifacts.push(artifactOf("prompt", task.prompt));
     }
+    for (const f of task.published) artifacts.push(f.artifact);
     if (task.residue.length > 0) {
       artifacts.push({
         artifactId: "residue",
@@ -118,8 +138,13 @@ export function toA2A(task: TaskRecord, includeArtifacts = true): Task {
     }
     if (artifacts.length > 0) out.artifacts = artifacts;
   }
-  if (task.noAnswer !== undefined && task.state === "TASK_STATE_FAILED") {
-    out.metadata = { murmur: { noAnswer: true } };
+  if (historyLength !== 0 && task.history.size > 0) {
+    out.history = task.history.newest(historyLength);
   }
+  const murmur: Record<string, unknown> = {};
+  if (task.noAnswer !== undefined && task.state === "TASK_STATE_FAILED") murmur.noAnswer = true;
+  // The history's limit (lifecycle.history_limit) dropped the oldest messages: how many.
+  if (task.history.dropped > 0) murmur.historyDropped = task.history.dropped;
+  if (Object.keys(murmur).length > 0) out.metadata = { murmur };
   return out;
 }

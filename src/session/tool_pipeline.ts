@@ -196,6 +196,16 @@ export class ToolPipeline implements CallRunner {
     }
     const refusal = result.refusal;
     if (refusal && refusal.kind !== "missing_fields") return;
+    if (result.data) {
+      // A tool declared `output: data`: its JSON is also the task's artifact, as a data part.
+      this.d.registry.publish(task, {
+        artifact: {
+          artifactId: `data-${task.published.length + 1}`,
+          name: c.call.name,
+          parts: [{ data: result.data.value, mediaType: "application/json" }],
+        },
+      });
+    }
     sink.artifact({
       toolName: c.call.name,
       content: result.content,

@@ -101,6 +101,7 @@ export class CommandTool implements Tool {
   readonly #argv: string[];
   /** A packaged tool's own variables (`MURMUR_ARTIFACT_CONFIG`), over mur's environment. */
   readonly #ownEnv: Record<string, string>;
+  readonly #data: boolean;
   readonly #now: () => number;
   readonly #o: CommandToolOptions;
 
@@ -110,6 +111,7 @@ export class CommandTool implements Tool {
     this.inputSchema = config.inputSchema;
     this.#argv = config.command;
     this.#ownEnv = config.env ?? {};
+    this.#data = config.output === "data";
     this.#now = o.now ?? Date.now;
     this.#o = o;
   }
@@ -147,7 +149,9 @@ export class CommandTool implements Tool {
       return notReached(`tool '${this.name}' was stopped because the task was canceled`);
     }
     const exitCode = exitCodeOf(await s.finished);
-    const out = parseToolOutput(decode(s.stdout.data()));
+    const stdout = decode(s.stdout.data());
+    const out = parseToolOutput(stdout);
+    const data = this.#data && exitCode === 0 ? jsonValue(stdout) : undefined;
     let text = out.text;
     // A failing program's own explanation is usually on stderr; the model needs it to react.
     const stderr = decode(s.stderr.data());
@@ -177,7 +181,17 @@ export class CommandTool implements Tool {
       truncated,
       durationMs: this.#now() - started,
       images: out.images,
+      ...(data !== undefined && { data }),
     };
+  }
+}
+
+/** A tool's whole stdout as one JSON value, or undefined when it is not JSON. */
+function jsonValue(stdout: string): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(stdout) };
+  } catch {
+    return undefined;
   }
 }
 

@@ -54,6 +54,11 @@ export interface ToolResult {
   images: ImageResult[];
   /** Present when the call read a skill: it is a `skill_call` line, not a `tool_call`. */
   skill?: SkillCall;
+  /**
+   * A command tool declared `output: data` printed this JSON value (exit 0): the task publishes
+   * it as a `data` artifact (docs/protocol.md "Files and data").
+   */
+  data?: { value: unknown };
   /** Present when the tool was a shell tool: for the `shell` trace line. */
   shell?: ShellRun;
   /**

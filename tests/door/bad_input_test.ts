@@ -214,10 +214,15 @@ Deno.test("wrong types at every level of every method's params: refused, nothing
     assert.equal(extra.json.result.totalSize, 1);
     const g = await call(cap.base, "GetTask", {
       id: extra.json.result.tasks[0].id,
-      historyLength: "junk",
       tenant: { x: 1 },
     });
     assert.ok(g.json.result, g.text);
+    // historyLength is read on GetTask as on ListTasks: a value that is no length is refused.
+    const junk = await call(cap.base, "GetTask", {
+      id: extra.json.result.tasks[0].id,
+      historyLength: "junk",
+    });
+    assert.equal(junk.json.error?.code, -32602, junk.text);
     await unchanged();
   });
 });

@@ -275,7 +275,7 @@ Deno.test("E-MAN-003: tools and hooks", async (t) => {
     [`${BASE}tools: {builtin: request-input}\n`, "tools: must be a list"],
     [
       `${BASE}tools:\n  - builtin: ask-human\n`,
-      "tools[0].builtin: 'ask-human' is not one of request-input",
+      "tools[0].builtin: 'ask-human' is not one of request-input, publish",
     ],
     [
       `${BASE}tools:\n  - builtin: request-input\n    description: ask\n`,

@@ -188,6 +188,7 @@ export function methodAnswer(method: string, p: Obj, id: RpcId, door: Door): Exp
       return sendAnswer(method === "SendStreamingMessage", p, id, door);
     case "GetTask": {
       if (typeof p.id !== "string" || p.id === "") return err(id, -32602);
+      if (!historyValid(field(p, "historyLength"))) return err(id, -32602);
       return p.id === door.heldTask ? { kind: "rpc-result", id, what: "task" } : err(id, -32001);
     }
     case "CancelTask": {
@@ -245,6 +246,13 @@ function int32(v: unknown): number | null {
 }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** `historyLength` (GetTask, ListTasks, a send's configuration): absent, or an int32 >= 0. */
+function historyValid(v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  const n = int32(v);
+  return n !== null && n >= 0;
+}
 
 function listTasksValid(p: Obj): boolean {
   const present = (v: unknown) => v !== undefined && v !== null;
@@ -458,6 +466,7 @@ function sendAnswer(streaming: boolean, p: Obj, id: RpcId, door: Door): Expect {
       if (!isObj(cfg)) return err(id, -32602);
       const ri = field(cfg, "returnImmediately");
       if (ri !== undefined && ri !== null && typeof ri !== "boolean") return err(id, -32602);
+      if (!historyValid(field(cfg, "historyLength"))) return err(id, -32602);
     }
     const inline = inlineAnswer(p, id, door);
     if (inline !== null && inline !== "ok") return inline;
@@ -466,6 +475,8 @@ function sendAnswer(streaming: boolean, p: Obj, id: RpcId, door: Door): Expect {
     // no push config.
     return { kind: "rpc-result", id, what: "rejected" };
   }
+  const scfg = field(p, "configuration");
+  if (isObj(scfg) && !historyValid(field(scfg, "historyLength"))) return err(id, -32602);
   const inline = inlineAnswer(p, id, door);
   if (inline !== null && inline !== "ok") return inline;
   return { kind: "stream", id, what: "rejected" };

@@ -1,0 +1,160 @@
+/**
+ * A task's history through `mur edge` (docs/protocol.md "Task history"): the capsule publishes
+ * each history message once (src/cluster/keys.ts `history`), and the edge answers GetTask and
+ * ListTasks with exactly the messages `historyLength` asks for, as the capsule's own door does.
+ * Read with the real `@a2a-js/sdk` client over JSON-RPC, a real redis-server and edge process.
+ */
+import assert from "node:assert/strict";
+import {
+  ClientFactory,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+} from "@a2a-js/sdk/client";
+import { Role, TaskState } from "@a2a-js/sdk";
+import { startCapsule } from "../helpers/capsule.ts";
+import { startEdgeProc } from "../helpers/edge.ts";
+import { TestRedis } from "../helpers/redis.ts";
+import { until } from "../helpers/until.ts";
+import { clusterManifest } from "./fixtures.ts";
+import { BIG, publishingCapsule } from "../door/publish_fixture.ts";
+
+const loopback: typeof fetch = (input, init) =>
+  fetch(
+    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
+    init,
+  );
+
+// deno-lint-ignore no-explicit-any
+const q = (x: unknown) => x as any;
+// deno-lint-ignore no-explicit-any
+const texts = (history: any[]) => history.map((m) => m.parts[0].content.value);
+
+function msg(text: string, taskId?: string) {
+  return {
+    messageId: crypto.randomUUID(),
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
+    ...(taskId ? { taskId } : {}),
+  };
+}
+
+async function rpc(base: string, method: string, params: unknown) {
+  const res = await fetch(base + "/", {
+    method: "POST",
+    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+  });
+  return await res.json();
+}
+
+Deno.test("edge: GetTask historyLength 2 after one input round is the answer and the reply; ListTasks and 0 as the capsule's door", async () => {
+  const redis = await TestRedis.start();
+  const cap = await startCapsule({
+    manifest: clusterManifest(redis.url, { tools: [{ builtin: "request-input" }] }),
+    script: {
+      tasks: [{
+        turns: [
+          {
+            steps: [{
+              tool_call: { id: "t1", name: "request-input", input: { prompt: "Which city?" } },
+            }],
+          },
+          { steps: [{ text: "sunny in the city" }] },
+        ],
+      }],
+    },
+  });
+  const edge = await startEdgeProc(redis.url);
+  try {
+    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const c = await new ClientFactory({
+      transports: [new JsonRpcTransportFactory({ fetchImpl: loopback })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
+      preferredTransports: ["JSONRPC"],
+    }).createFromUrl(`${at}/`);
+    // Sent through the edge (forwarded to the capsule), answered through the edge.
+    const waiting = q(await c.sendMessage(q({ message: msg("weather please") })));
+    assert.equal(waiting.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+    const done = q(await c.sendMessage(q({ message: msg("Lisbon", waiting.id) })));
+    assert.equal(done.status.state, TaskState.TASK_STATE_COMPLETED);
+    // The edge reads Redis: wait until the publisher has written the completed task.
+    await until("the completed task on the edge", async () => {
+      const t = await rpc(at, "GetTask", { id: done.id });
+      return t.result?.status.state === "TASK_STATE_COMPLETED" && t.result.history?.length === 4
+        ? true
+        : undefined;
+    });
+    const two = q(await c.getTask(q({ id: done.id, historyLength: 2 })));
+    assert.deepEqual(texts(two.history), ["Lisbon", "sunny in the city"]);
+    assert.equal(two.history[0].role, Role.ROLE_USER);
+    assert.equal(two.history[1].role, Role.ROLE_AGENT);
+    // Byte for byte what the capsule's own door answers, for unset, 0, 1, 2 and 9.
+    for (const historyLength of [undefined, 0, 1, 2, 9]) {
+      const params = { id: done.id, ...(historyLength === undefined ? {} : { historyLength }) };
+      assert.deepEqual(
+        (await rpc(at, "GetTask", params)).result,
+        (await rpc(cap.base, "GetTask", params)).result,
+        `historyLength ${historyLength}`,
+      );
+      assert.deepEqual(
+        (await rpc(at, "ListTasks", { historyLength })).result,
+        (await rpc(cap.base, "ListTasks", { historyLength })).result,
+      );
+    }
+    const zero = (await rpc(at, "GetTask", { id: done.id, historyLength: 0 })).result;
+    assert.equal("history" in zero, false);
+    const bad = await rpc(at, "GetTask", { id: done.id, historyLength: -3 });
+    assert.equal(bad.error?.code, -32602);
+  } finally {
+    await edge.kill();
+    await cap.close();
+    await redis.close();
+  }
+});
+
+Deno.test("edge: published files keep their parts, a 5 MiB url names the edge and downloads through it", async () => {
+  const redis = await TestRedis.start();
+  const p = publishingCapsule();
+  const cap = await startCapsule({
+    manifest: clusterManifest(redis.url, { ...p.extra, inference: p.inference }),
+    script: p.script,
+  });
+  const edge = await startEdgeProc(redis.url);
+  try {
+    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const sent = await rpc(at, "SendMessage", {
+      message: { messageId: "m-files", role: "ROLE_USER", parts: [{ text: "files" }] },
+    });
+    const id = sent.result.task.id;
+    assert.equal(sent.result.task.status.state, "TASK_STATE_COMPLETED", JSON.stringify(sent));
+    const task = await until("the published task on the edge", async () => {
+      const t = (await rpc(at, "GetTask", { id })).result;
+      return t?.status.state === "TASK_STATE_COMPLETED" ? t : undefined;
+    });
+    const own = (await rpc(cap.base, "GetTask", { id })).result;
+    // deno-lint-ignore no-explicit-any
+    const parts = (t: any) => t.artifacts.flatMap((a: any) => a.parts);
+    // Inline parts are the capsule's, byte for byte; the url names the edge instead of the door.
+    const bigOwn = parts(own).find((x: { filename?: string }) => x.filename === "big.bin");
+    const bigEdge = parts(task).find((x: { filename?: string }) => x.filename === "big.bin");
+    assert.ok(
+      String(bigOwn.url).startsWith(cap.base.replace("127.0.0.1", "localhost")),
+      bigOwn.url,
+    );
+    assert.ok(String(bigEdge.url).startsWith(`${at}/files/`), bigEdge.url);
+    assert.deepEqual(
+      parts(task).filter((x: { raw?: string }) => x.raw),
+      parts(own).filter((x: { raw?: string }) => x.raw),
+    );
+    const res = await fetch(bigEdge.url);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get("content-length"), String(BIG));
+    const body = new Uint8Array(await res.arrayBuffer());
+    assert.equal(body.length, BIG);
+    assert.ok(body.every((b) => b === 0x7a));
+  } finally {
+    await edge.kill();
+    await cap.close();
+    await redis.close();
+  }
+});
