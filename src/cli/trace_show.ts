@@ -77,6 +77,14 @@ export function showTrace(events: TraceEvent[]): string[] {
       duration(num(e, "duration_ms"))
     }`
   );
+  // Files handed back with `publish` (docs/protocol.md "Files and data"): the path, and whether
+  // it became an artifact (`ok`) or was refused (`error`, the code is in the tool's result).
+  const publishRows = of("tool_call").filter((e) => e.tool_name === "publish").map((e) => {
+    const input = e.input as { path?: unknown } | undefined;
+    return `${whose(e)}${turnOf(e)}  ${short(String(input?.path ?? "?"), 120)}  ${
+      str(e, "status") === "ok" ? "published" : "refused"
+    }`;
+  });
   const shellRows = [
     ...of("shell").map((e) =>
       `${whose(e)}${turnOf(e)}  ${str(e, "binary") ?? "?"} ${short(e.command ?? "", 80)}  exit ${
@@ -166,6 +174,7 @@ export function showTrace(events: TraceEvent[]): string[] {
     ...section("Tool calls", toolRows),
     ...section("Skill calls", skillRows.length ? [`count: ${skillRows.length}`, ...skillRows] : []),
     ...section("Shell calls", shellRows),
+    ...section("Published", publishRows),
     ...section("Compaction", compactionRows),
     ...section("Cancelled", canceledRows),
     ...section("Rejected", rejectedRows),

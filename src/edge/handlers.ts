@@ -9,7 +9,7 @@ import type { Task } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import type { Binding, RpcMethod } from "../door/handlers.ts";
 import { invalidParams, taskNotFound, unsupported } from "../door/jsonrpc.ts";
-import { listRows } from "../door/methods.ts";
+import type { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { pollLog } from "../door/poll.ts";
 import { activates, lastEventId } from "../door/streams.ts";

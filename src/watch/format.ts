@@ -96,6 +96,29 @@ export function artifactLines(f: ArtifactFrameIn, color: boolean, terminal = fal
   return out;
 }
 
+/** A size as a person reads it: `512 B`, `1.2 KiB`, `5.0 MiB`. */
+function size(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * One line per published file or data (docs/protocol.md "Files and data"):
+ * `[artifact] report.md text/markdown 1.2 KiB inline`, `[artifact] big.bin … url <url>`.
+ */
+export function publishedLine(
+  a: { name: string; mediaType?: string; how: string; bytes?: number; url?: string },
+  safe: (s: string) => string,
+): string {
+  const parts = ["[artifact]", safe(a.name)];
+  if (a.mediaType) parts.push(safe(a.mediaType));
+  if (a.how === "inline") parts.push(size(a.bytes ?? 0), "inline");
+  else if (a.how === "url") parts.push("url", safe(a.url ?? ""));
+  else parts.push("data");
+  return parts.join(" ");
+}
+
 /**
  * The `response` artifact under its `[completed]` line: every line indented two spaces and,
  * when a width is given (a terminal), word-wrapped to it. Without a width, lines are kept whole

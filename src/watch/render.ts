@@ -20,6 +20,7 @@ import {
   artifactLines,
   contextLabel,
   paint,
+  publishedLine,
   responseLines,
   showControls,
   stateWord,
@@ -85,6 +86,8 @@ export class WatchRenderer {
       case "response":
         this.held.set(ev.taskId, ev.text);
         return [];
+      case "published":
+        return this.lines([publishedLine(ev.artifact, (s) => this.safe(s))], ev.contextId);
       case "status": {
         const word = stateWord(ev.state);
         const named = this.labels ||

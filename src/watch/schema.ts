@@ -28,6 +28,10 @@ function pick<T>(o: Obj, keys: string[]): T {
 interface Part {
   text?: string;
   data?: unknown;
+  raw?: string;
+  url?: string;
+  mediaType?: string;
+  filename?: string;
 }
 
 function parts(v: unknown): Part[] | undefined | null {
@@ -36,7 +40,7 @@ function parts(v: unknown): Part[] | undefined | null {
   const out: Part[] = [];
   for (const p of v) {
     if (!isObj(p) || !opt(p.text, isStr)) return null;
-    out.push(pick<Part>(p, ["text", "data"]));
+    out.push(pick<Part>(p, ["text", "data", "raw", "url", "mediaType", "filename"]));
   }
   return out;
 }
@@ -184,7 +188,35 @@ export type WatchEvent =
   | { kind: "status"; taskId: string; contextId?: string; state: string; text?: string }
   | { kind: "frame"; taskId?: string; contextId?: string; frame: Frame }
   | { kind: "response"; taskId: string; contextId?: string; text: string }
+  | { kind: "published"; taskId: string; contextId?: string; artifact: PublishedIn }
   | { kind: "ignored" };
+
+/**
+ * A file or data artifact a task published (docs/protocol.md "Files and data"): its name, media
+ * type, and how it travels (`inline` with its size, `url`, or `data`).
+ */
+export interface PublishedIn {
+  name: string;
+  mediaType?: string;
+  how: "inline" | "url" | "data";
+  /** Decoded size of an inline file. */
+  bytes?: number;
+  url?: string;
+}
+
+function publishedOf(a: ArtifactUpdateIn): PublishedIn | null {
+  const p = a.parts?.[0];
+  if (!p) return null;
+  const name = p.filename ?? a.name ?? a.artifactId ?? "artifact";
+  const base = { name, ...(p.mediaType !== undefined && { mediaType: p.mediaType }) };
+  if (typeof p.raw === "string") {
+    const pad = p.raw.endsWith("==") ? 2 : p.raw.endsWith("=") ? 1 : 0;
+    return { ...base, how: "inline", bytes: Math.floor(p.raw.length / 4) * 3 - pad };
+  }
+  if (typeof p.url === "string") return { ...base, how: "url", url: p.url };
+  if (p.data !== undefined) return { ...base, how: "data" };
+  return null;
+}
 
 function partsText(parts: Part[] | undefined): string | undefined {
   if (!parts || parts.length === 0) return undefined;
@@ -236,7 +268,12 @@ export function classify(result: unknown): WatchEvent {
   if ("artifactUpdate" in r) {
     const a = artifactUpdate(r.artifactUpdate);
     if (!a) return { kind: "ignored" };
-    if (a.name !== "response" && a.artifactId !== "response") return { kind: "ignored" };
+    if (a.name !== "response" && a.artifactId !== "response") {
+      const published = publishedOf(a);
+      return published
+        ? { kind: "published", taskId: a.taskId, contextId: a.contextId, artifact: published }
+        : { kind: "ignored" };
+    }
     return {
       kind: "response",
       taskId: a.taskId,

@@ -15,7 +15,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { capsule } from "./helpers.ts";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, MAIN, streamRequest } from "../helpers/capsule.ts";
 import { BIG, PNG_BYTES, publishingCapsule } from "./publish_fixture.ts";
 
 const loopback = (token?: string): typeof fetch => (input, init) => {
@@ -158,3 +158,55 @@ async function toolContents(base: string, token: string): Promise<Map<string, st
   }
   return out;
 }
+
+Deno.test("publish: mur watch prints a line per file (--json carries the event), mur trace show lists them", async () => {
+  const cap = await capsule({
+    ...publishingCapsule(),
+    lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+  });
+  try {
+    const sent = await fetch(cap.base, {
+      method: "POST",
+      headers: { "content-type": "application/json", "a2a-version": "1.0" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "SendMessage",
+        params: { message: { messageId: "m-w", role: "ROLE_USER", parts: [{ text: "go" }] } },
+      }),
+    });
+    const task = (await sent.json()).result.task;
+    assert.equal(task.status.state, "TASK_STATE_COMPLETED");
+    const mur = (...args: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", MAIN, ...args],
+        env: { NO_COLOR: "1", MURMUR_HOME: cap.home },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const watched = await mur("watch", "--url", cap.base, "--task", task.id);
+    const out = new TextDecoder().decode(watched.stdout);
+    assert.match(out, /^\[artifact\] report\.md text\/markdown 23 B inline$/m, out);
+    assert.match(out, /^\[artifact\] chart\.png image\/png 11 B inline$/m, out);
+    assert.match(
+      out,
+      /^\[artifact\] big\.bin application\/octet-stream url http:\/\/\S+\/files\/\S+\/file-3$/m,
+      out,
+    );
+    assert.match(out, /^\[artifact\] stats application\/json data$/m, out);
+    const json = await mur("watch", "--url", cap.base, "--task", task.id, "--json");
+    const files = new TextDecoder().decode(json.stdout).split("\n").filter(Boolean)
+      .map((l) => JSON.parse(l)).filter((l) =>
+        l.event?.artifactUpdate?.artifact?.parts?.[0]?.filename
+      )
+      .map((l) => l.event.artifactUpdate.artifact.parts[0].filename);
+    assert.deepEqual(files, ["report.md", "chart.png", "big.bin"]);
+    const shown = await mur("trace", "show", cap.ready.workdir);
+    const text = new TextDecoder().decode(shown.stdout);
+    assert.match(text, /Published/, text);
+    assert.match(text, /report\.md\s+published/);
+    assert.match(text, /\.\.\/outside\.md\s+refused/);
+  } finally {
+    await cap.close();
+  }
+});

@@ -221,3 +221,54 @@ Deno.test("model: a status update sets state, turn and prompt; a response artifa
   assert.equal(t.response, "Done ✓");
   assert.equal(t.state, "TASK_STATE_COMPLETED");
 });
+
+Deno.test("published files: raw, url (as a path under the page's own door) and data artifacts become the task's files; response stays the answer", () => {
+  const m = createModel();
+  const art = (artifact: Record<string, unknown>) => ({
+    result: { artifactUpdate: { taskId: "tsk_f", contextId: "ctx_1", artifact, lastChunk: true } },
+  });
+  applyEvent(
+    m,
+    1,
+    art({
+      artifactId: "file-1",
+      name: "report.md",
+      parts: [{ raw: "IyBoaQ==", mediaType: "text/markdown", filename: "report.md" }],
+    }),
+    0,
+  );
+  applyEvent(
+    m,
+    2,
+    art({
+      artifactId: "file-2",
+      name: "big.bin",
+      parts: [{ url: "http://localhost:9/files/tsk_f/file-2", filename: "big.bin" }],
+    }),
+    0,
+  );
+  applyEvent(
+    m,
+    3,
+    art({
+      artifactId: "data-3",
+      name: "stats",
+      parts: [{ data: { rows: 3 }, mediaType: "application/json" }],
+    }),
+    0,
+  );
+  applyEvent(m, 4, art({ artifactId: "response", name: "response", parts: [{ text: "done" }] }), 0);
+  const t = m.tasks.get("tsk_f")!;
+  assert.equal(t.response, "done");
+  assert.deepEqual(t.files, [
+    { name: "report.md", mediaType: "text/markdown", raw: "IyBoaQ==", path: null, data: null },
+    {
+      name: "big.bin",
+      mediaType: "application/octet-stream",
+      raw: null,
+      path: "files/tsk_f/file-2",
+      data: null,
+    },
+    { name: "stats", mediaType: "application/json", raw: null, path: null, data: { rows: 3 } },
+  ]);
+});

@@ -15,6 +15,8 @@ export const MAX_TASKS = 60;
 export const MAX_ITEMS = 150;
 export const MAX_TEXT = 32 * 1024;
 export const MAX_NOTICES = 30;
+/** Published files kept per task (the rest are in GetTask). */
+export const MAX_FILES = 64;
 
 /** Murmur's word for each A2A state (docs/protocol.md "Task states and status messages"). */
 export const STATE_WORDS = {
@@ -54,9 +56,12 @@ export function isTerminal(state) {
  * @typedef {{
  *   id: string, contextId: string, seq: number, rev: number, state: string, message: string,
  *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
- *   response: string | null, lane: string | null, origin: string | null,
+ *   response: string | null, lane: string | null, origin: string | null, files: Published[],
  *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
  * }} Task
+ * @typedef {{ name: string, mediaType: string, raw: string | null, path: string | null,
+ *   data: unknown }} Published a file or data the task published (docs/protocol.md "Files and
+ *   data"): inline bytes (`raw`, base64), a door path to fetch (`files/<task>/<artifact>`), or JSON
  * @typedef {{ key: number, kind: "gap" | "lagged" | "lost" | "connection" | "error" | "info",
  *   text: string, at: number }} Notice
  * @typedef {{ name: string, used?: number, resetsAtMs?: number, windowMinutes?: number,
@@ -129,6 +134,7 @@ function taskOf(m, id, contextId, now) {
     dropped: 0,
     prompt: null,
     response: null,
+    files: [],
     lane: null,
     origin: null,
     firstSeen: now,
@@ -378,6 +384,13 @@ export function applyEvent(m, id, data, now) {
       t.response = (au.artifact.parts ?? []).map((/** @type {any} */ p) => p.text ?? "").join("");
       t.rev++;
       m.dirty.add(t.id);
+    } else if (t.files.length < MAX_FILES) {
+      const file = publishedOf(au.artifact);
+      if (file) {
+        t.files.push(file);
+        t.rev++;
+        m.dirty.add(t.id);
+      }
     }
     return null;
   }
@@ -459,4 +472,25 @@ export function unknownLanes(m) {
   const out = [];
   for (const t of m.tasks.values()) if (t.lane === null) out.push(t.id);
   return out;
+}
+
+/**
+ * A published file or data artifact, or null for another kind. A `url` part is fetched by its path
+ * under the page's own door (`files/…`), so a page served by an edge reads it through the edge.
+ * @param {any} a
+ * @returns {Published | null}
+ */
+function publishedOf(a) {
+  const p = a?.parts?.[0];
+  if (!p || typeof p !== "object") return null;
+  const name = String(p.filename ?? a.name ?? a.artifactId ?? "artifact");
+  const mediaType = String(p.mediaType ?? "application/octet-stream");
+  if (typeof p.raw === "string") return { name, mediaType, raw: p.raw, path: null, data: null };
+  if (typeof p.url === "string") {
+    const at = p.url.indexOf("/files/");
+    if (at < 0) return null;
+    return { name, mediaType, raw: null, path: p.url.slice(at + 1), data: null };
+  }
+  if ("data" in p) return { name, mediaType, raw: null, path: null, data: p.data };
+  return null;
 }

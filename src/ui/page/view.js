@@ -275,6 +275,13 @@ class TaskCard {
       h("h3", {}, "Answer"),
       this.responseBody,
     );
+    this.filesList = h("ul", { class: "files-list" });
+    this.files = h(
+      "section",
+      { class: "files", hidden: true, "aria-label": "files the task published" },
+      h("h3", {}, "Files"),
+      this.filesList,
+    );
     this.el = h(
       "article",
       { class: "task", "aria-labelledby": headingId, "data-task": t.id },
@@ -290,6 +297,7 @@ class TaskCard {
       this.list,
       this.answer,
       this.response,
+      this.files,
       this.error,
     );
     /** @type {{ key: number, view: any }[]} */
@@ -324,6 +332,11 @@ class TaskCard {
     this.promptText.textContent = t.prompt ?? "";
     this.response.hidden = t.response === null;
     if (t.response !== null) this.responseBody.textContent = t.response;
+    this.files.hidden = t.files.length === 0;
+    // Files only arrive: add the ones not shown yet.
+    for (const f of t.files.slice(this.filesList.children.length)) {
+      this.filesList.append(h("li", {}, fileLink(f, this.actions)));
+    }
   }
 
   /** @param {Task} t */
@@ -506,4 +519,42 @@ export function createView(actions) {
       }
     },
   };
+}
+
+/**
+ * A download link for a published file (docs/protocol.md "Files and data"): inline bytes become a
+ * Blob at once; a `url` file is fetched with the page's token when clicked (an `<a href>` cannot
+ * carry it); data is offered as a JSON file.
+ * @param {import("./model.js").Published} f
+ * @param {Actions} actions
+ */
+function fileLink(f, actions) {
+  const a = /** @type {HTMLAnchorElement} */ (h("a", { download: f.name, href: "#" }, f.name));
+  const label = h("span", { class: "file-type" }, ` ${f.mediaType}`);
+  if (f.raw !== null) {
+    const bin = atob(f.raw);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    a.href = URL.createObjectURL(new Blob([bytes], { type: f.mediaType }));
+  } else if (f.path === null) {
+    a.href = URL.createObjectURL(
+      new Blob([JSON.stringify(f.data, null, 2)], { type: "application/json" }),
+    );
+    a.download = `${f.name}.json`;
+  } else {
+    const path = f.path;
+    a.dataset.path = path;
+    a.addEventListener("click", (e) => {
+      if (a.dataset.ready) return;
+      e.preventDefault();
+      actions.image(path).then((u) => {
+        a.href = u;
+        a.dataset.ready = "1";
+        a.click();
+      }, (err) => {
+        a.title = `could not be fetched: ${err.message}`;
+      });
+    });
+  }
+  return h("span", {}, a, label);
 }
