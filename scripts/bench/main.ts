@@ -28,6 +28,7 @@ import { roundScale } from "./round_scale.ts";
 import { benchPush } from "./push.ts";
 import { Scale, scaleMarkdown } from "./scale.ts";
 import { benchEdges } from "./round_edges.ts";
+import { benchHistory } from "./round_history.ts";
 import { pathMarkdown, profileEventPath } from "./round_profile.ts";
 
 function loadavg(): string {
@@ -107,6 +108,7 @@ export async function bench(args: string[]): Promise<number> {
   let pageMd = "";
   let edgesMd = "";
   let pushMd = "";
+  let historyMd = "";
   let pathMd = "";
   try {
     try {
@@ -155,6 +157,14 @@ export async function bench(args: string[]): Promise<number> {
         hookTurns: values.quick ? 5 : 10,
         queued: values.quick ? 30 : 100,
       }, dir);
+      log("task history: GetTask historyLength 10 on a 1,000-message task and a 10-message one");
+      try {
+        historyMd = await benchHistory(log, values.quick ?? false);
+      } catch (e) {
+        historyMd = `## Task history (GetTask historyLength 10)\n\nnot available: ${
+          (e as Error).message
+        }\n`;
+      }
       log("edges: the capsule's door, one mur edge, three (issue 20)");
       try {
         edgesMd = (await benchEdges(log, values.quick ?? false)).markdown;
@@ -194,6 +204,7 @@ export async function bench(args: string[]): Promise<number> {
       pageMd.trimEnd(),
       edgesMd.trimEnd(),
       pushMd.trimEnd(),
+      historyMd.trimEnd(),
     ]
       .filter(Boolean).join("\n\n") + "\n",
   );
