@@ -17,8 +17,10 @@
  *   in 4 GiB           4 GiB over a capsule's share of the ten's total, against the same for bare
  *                      processes.
  *
- * Beside them, what the idle capsule's JS heap holds: the sources of its modules, as V8 keeps
- * them (Debugger.scriptParsed lengths).
+ * Beside them, where the difference comes from: a bare process that imported zod alone, and one
+ * that imported every module `mur run` loads at start without running any (bare_import.ts); and
+ * what the idle capsule's JS heap holds: the sources of its modules, as V8 keeps them
+ * (Debugger.scriptParsed lengths).
  */
 import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
 import { kill, murCmd, rssBytes, type Spawned, spawnReady } from "./procs.ts";
@@ -26,6 +28,8 @@ import { median } from "./stats.ts";
 import { queueCapsule, type ScaleCtx, writeScaleCapsule } from "./round_scale.ts";
 
 const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
+const BARE_IMPORT = new URL("./bare_import.ts", import.meta.url).pathname;
+const RUN_GRAPH = new URL("../../src/cli/run.ts", import.meta.url).href;
 const TRIES = 3;
 const MiB = 2 ** 20;
 
@@ -48,6 +52,17 @@ async function startBare(): Promise<Idle> {
   const s = await spawnReady({
     name: "raw (idle)",
     cmd: [Deno.execPath(), "run", "-A", INSPECT_FLAG, RAW, "0", "0"],
+    core: 0,
+    readyTimeoutMs: 30_000,
+  });
+  return { s, gc: await inspectorOf(s) };
+}
+
+/** A bare process that imported `spec` first (bare_import.ts). */
+async function startImporting(spec: string): Promise<Idle> {
+  const s = await spawnReady({
+    name: `bare + ${spec}`,
+    cmd: [Deno.execPath(), "run", "-A", INSPECT_FLAG, BARE_IMPORT, spec],
     core: 0,
     readyTimeoutMs: 30_000,
   });
@@ -157,6 +172,23 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
       digits: 1,
       target: 1.5,
     });
+    // Where the difference comes from: the same bare process after importing zod alone, and
+    // after importing every module `mur run` loads at start (src/cli/run.ts's graph, nothing run).
+    const zod = await group(1, () => startImporting("zod"));
+    const graph = await group(1, () => startImporting(RUN_GRAPH));
+    const mib = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
+    const bare = median(one.bare);
+    ctx.scale.facts.push(
+      `Idle memory, where it goes (RSS after a full GC, the same way): a bare process ${
+        mib(bare)
+      }; the same importing zod alone ${mib(zod.rss[0])} (+${mib(zod.rss[0] - bare)}, its JS heap ${
+        mib(zod.heap[0])
+      }); importing every module \`mur run\` loads at start, nothing run (src/cli/run.ts's graph, zod and the vendored yaml among them) ${
+        mib(graph.rss[0])
+      } (+${mib(graph.rss[0] - bare)}, heap ${mib(graph.heap[0])}); the idle capsule itself ${
+        mib(median(one.mur))
+      } (its running session, door and state +${mib(median(one.mur) - graph.rss[0])}).`,
+    );
     ctx.scale.facts.push(
       `Idle memory: of one idle capsule's ${
         (median(one.mur) / MiB).toFixed(1)

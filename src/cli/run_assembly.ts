@@ -17,10 +17,8 @@ import { otelConfig } from "../otel/config.ts";
 import type { OtelExport } from "../otel/export.ts";
 import { CommandHooks, hookTimeoutMs } from "../hooks/mod.ts";
 import { pathError } from "../path_errors.ts";
-import { PushNotifications } from "../push/push.ts";
+import type { PushNotifications } from "../push/push.ts";
 import type { Membership } from "../crew/formation/membership.ts";
-import { DEFAULT_DEADLINE_SECS } from "../session/crew_tools.ts";
-import { callMemberTool, delegateTaskTool, endWithoutAnswerTool } from "../session/crew_tools.ts";
 import { requestInputTool } from "../session/request_input.ts";
 import { publishTool } from "../session/publish.ts";
 import { DEFAULTS } from "../manifest/schema.ts";
@@ -132,7 +130,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   }
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
-  registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
+  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
   const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
@@ -266,6 +264,10 @@ function buildSession(plan: LaunchPlan, p: {
 async function pushFor(plan: LaunchPlan, session: Session): Promise<PushNotifications | null> {
   const config = plan.manifest.network.pushNotifications;
   if (!plan.push || !config) return null;
+  // Loaded only when push is on: an idle capsule without it holds none of its modules.
+  const { PushNotifications } = await lazyImport<typeof import("../push/push.ts")>(
+    new URL("../push/push.ts", import.meta.url),
+  );
   return await PushNotifications.create({
     manifest: config,
     log: session.log,
@@ -289,14 +291,14 @@ async function finishPush(push: PushNotifications | null): Promise<void> {
  * The tools the session implements itself: request-input, publish, a crew member's calls,
  * delegate-task.
  */
-function registerSessionTools(
+async function registerSessionTools(
   plan: LaunchPlan,
   session: Session,
   toolbox: ToolBox,
   sessionTools: Map<string, Tool>,
   workdir: Workdir,
   files: { doorBase: string },
-): void {
+): Promise<void> {
   const add = (tool: Tool) => {
     toolbox.register(tool);
     sessionTools.set(tool.name, tool);
@@ -319,6 +321,13 @@ function registerSessionTools(
       doorBase: () => files.doorBase,
     }));
   }
+  if (plan.callees.length === 0 && plan.spawnTargets.length === 0) return;
+  // The crew tools (and the member-call and delegation modules behind them) are loaded only by
+  // a capsule that may call or start others: an idle capsule outside a crew holds none of them.
+  const { DEFAULT_DEADLINE_SECS, callMemberTool, delegateTaskTool, endWithoutAnswerTool } =
+    await lazyImport<typeof import("../session/crew_tools.ts")>(
+      new URL("../session/crew_tools.ts", import.meta.url),
+    );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
   // A crew member that may call others (README "Crews"): the launcher names its callees.
   if (plan.callees.length > 0) {
