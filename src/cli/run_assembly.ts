@@ -90,22 +90,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  // The staging phase's workdir steps (src/stage/): artifacts staged, on-stage hooks, runtime
-  // tool manifests and skills. A failure stops the launch here: no trace, no door, no record.
-  const staged = await stageCapsule({
-    manifest,
-    workdir,
-    sessionId,
-    hookTimeoutMs: hookTimeoutMs(env),
-    warn,
-  });
-  const toolbox = new ToolBox({
-    capabilities: manifest.capabilities,
-    tools: [...manifest.tools, ...staged.runtimeTools],
-    skills: staged.skills,
-    shellGraceSecs: manifest.lifecycle.shellGraceSecs,
-    background: plan.background,
-  });
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -175,6 +160,30 @@ async function otelExport(manifest: Manifest, session: () => Session) {
     input: (id) => session().registry.get(id)?.text,
     output: (id) => session().registry.get(id)?.response,
   });
+}
+
+/**
+ * The staging phase's workdir steps (src/stage/): artifacts staged, on-stage hooks, runtime tool
+ * manifests and skills; then the toolbox over them. A failure stops the launch here: no trace, no
+ * door, no record.
+ */
+async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string) {
+  const { manifest } = plan;
+  const staged = await stageCapsule({
+    manifest,
+    workdir,
+    sessionId,
+    hookTimeoutMs: hookTimeoutMs(env),
+    warn,
+  });
+  const toolbox = new ToolBox({
+    capabilities: manifest.capabilities,
+    tools: [...manifest.tools, ...staged.runtimeTools],
+    skills: staged.skills,
+    shellGraceSecs: manifest.lifecycle.shellGraceSecs,
+    background: plan.background,
+  });
+  return { staged, toolbox };
 }
 
 /** The launch task's text; `--task` is written to the workdir's task.md. */

@@ -91,6 +91,8 @@ function signalError(rec: RunningRecord, e: unknown): MurError {
   );
 }
 
+// Why long: mur stop's steps in the order they are printed (resolve, ask the door, signal, wait,
+// report); each is short and reads the previous one's answer.
 export async function stopCommand(args: string[]): Promise<number> {
   const parsed = parse("stop", args, FLAGS, USAGE);
   if (parsed.values.help) {

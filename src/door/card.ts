@@ -49,6 +49,7 @@ export function streamFrames(process: boolean): string[] {
   ];
 }
 
+// Why long: one Agent Card literal, field by field as A2A defines it.
 export function buildCards(c: CardInput): { public: unknown; extended: unknown | null } {
   const m = c.manifest;
   const authenticated = c.authenticated ?? m.network.authentication !== undefined;

@@ -40,6 +40,8 @@ function mediaTypeOf(p: Record<string, unknown>): unknown {
   return p.mediaType !== undefined ? p.mediaType : p.media_type;
 }
 
+// Why long: the message's checks in the order docs/protocol.md "Refusals" answers them, each a few
+// lines with its own message.
 export function readMessage(params: Record<string, unknown>): IncomingMessage | RpcError {
   const m = params.message;
   if (typeof m !== "object" || m === null || Array.isArray(m)) {

@@ -82,6 +82,18 @@ export interface Door {
   shutdown(): Promise<void>;
 }
 
+/** The card as served: its body, the extended card's value, and the validators a cache checks. */
+interface ServedCards {
+  publicBody: string;
+  extendedValue: unknown;
+  etag: string;
+  modified: string;
+}
+
+/**
+ * The door: routes in order (card, live page, gate, attachments, `/ui/status`, HTTP+JSON,
+ * JSON-RPC), bound before the card is built, since the card names the port it was given.
+ */
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
   // A formation member's door always authenticates: its callers present edge tokens.
@@ -94,23 +106,19 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     : null;
   const gate = new Gate(auth, manifest.name);
   // Filled in once the port is known (the card names it); no request is served before.
-  const cards = { publicBody: "", extendedValue: null as unknown, etag: "", modified: "" };
+  const cards: ServedCards = { publicBody: "", extendedValue: null, etag: "", modified: "" };
   const push = o.push ?? null;
   const served = new Set(doorMethods(auth !== null, push !== null));
   const checks = rpcChecks(served, gate);
   const rest = restChecks(served, gate);
+  const ctxFor = callContexts(o, cards, push);
+  const dispatch = dispatcher(o, ctxFor);
 
   const handle = async (req: Request): Promise<Response> => {
     if (o.ready) await o.ready;
     const url = new URL(req.url);
     if (url.pathname === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
-      const cache = {
-        "cache-control": CARD_CACHE_CONTROL,
-        etag: cards.etag,
-        "last-modified": cards.modified,
-      };
-      if (matchesEtag(req.headers.get("if-none-match"), cards.etag)) return bare(304, cache);
-      return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
+      return cardResponse(req, cards);
     }
     // The live page holds no data: served before the token gate (src/ui/routes.ts).
     const page = pageFile(req, url);
@@ -120,11 +128,15 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     if (admitted instanceof Response) return admitted;
     const grant = admitted.grant;
 
-    if (url.pathname.startsWith("/attachments/")) return attachment(req, url, grant);
+    if (url.pathname.startsWith("/attachments/")) {
+      return attachment(req, url, gate.require(grant, "GetTask"), ctxFor(grant, req));
+    }
     if (url.pathname.startsWith("/files/")) {
       return await publishedFile(req, url, grant, gate, (id) => taskFor(ctxFor(grant, req), id));
     }
-    if (url.pathname === UI_STATUS_PATH) return pageStatus(req, url, grant);
+    if (url.pathname === UI_STATUS_PATH) {
+      return pageStatus(req, url, grant, gate.require(grant, "murmur.WatchSession"), o);
+    }
     if (restful) {
       const r: RestRequest = { req, url, grant };
       return await through(r, rest) ??
@@ -137,8 +149,70 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       });
   };
 
-  const seen = new SeenMessages(manifest.network.retriedSends === "replay");
-  const ctxFor = (grant: Grant | null, req: Request): CallContext => {
+  const server = listen(o, handle);
+  const port = server.addr.port;
+  const address = `localhost:${port}`;
+  const built = buildCards({
+    manifest,
+    sessionId: o.session.id,
+    address,
+    tools: o.tools,
+    streamsText: o.streamsText,
+    authenticated: auth !== null,
+  });
+  Object.assign(cards, await servedCards(built));
+  return {
+    address,
+    cards: {
+      public: cards.publicBody,
+      extended: built.extended === null ? null : JSON.stringify(built.extended),
+    },
+    port,
+    tokens: auth ? auth.tokens : null,
+    shutdown: () => shutdown(server),
+  };
+}
+
+/** Streams flush what they hold (the log is closed first), then connections are dropped. */
+async function shutdown(server: Deno.HttpServer<Deno.NetAddr>): Promise<void> {
+  const t = setTimeout(() => server.shutdown(), 0);
+  await Promise.race([server.finished, new Promise((r) => setTimeout(r, 500))]);
+  clearTimeout(t);
+  await server.shutdown().catch(() => {});
+}
+
+/** The public card with its ETag (a digest of the body) and Last-Modified. */
+async function servedCards(built: { public: unknown; extended: unknown }): Promise<ServedCards> {
+  const publicBody = JSON.stringify(built.public);
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(publicBody)),
+  );
+  return {
+    publicBody,
+    extendedValue: built.extended,
+    etag: `"${[...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("")}"`,
+    modified: new Date().toUTCString(),
+  };
+}
+
+function cardResponse(req: Request, cards: ServedCards): Response {
+  const cache = {
+    "cache-control": CARD_CACHE_CONTROL,
+    etag: cards.etag,
+    "last-modified": cards.modified,
+  };
+  if (matchesEtag(req.headers.get("if-none-match"), cards.etag)) return bare(304, cache);
+  return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
+}
+
+/** What each call is made with: the caller's origin and trust headers, its credential. */
+function callContexts(
+  o: DoorOptions,
+  cards: ServedCards,
+  push: PushNotifications | null,
+): (grant: Grant | null, req: Request) => CallContext {
+  const seen = new SeenMessages(o.session.manifest.network.retriedSends === "replay");
+  return (grant, req) => {
     const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
     const origin: Origin = raw === "peer" || raw === "completion" ? raw : "event";
     const trust = (req.headers.get("x-murmur-task-trust") ?? "").trim().toLowerCase();
@@ -153,12 +227,14 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       ownTasksOnly: grant?.member === true,
     };
   };
+}
 
-  /**
-   * One call through the method table. `id` null: the HTTP+JSON binding, whose stream events wear
-   * no envelope and whose refusals are Status bodies; else the JSON-RPC request id.
-   */
-  const dispatch = async (
+/**
+ * One call through the method table. `id` null: the HTTP+JSON binding, whose stream events wear
+ * no envelope and whose refusals are Status bodies; else the JSON-RPC request id.
+ */
+function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
+  return async (
     req: Request,
     method: string,
     id: string | number | null,
@@ -179,33 +255,49 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       return refuse(rpcError("internalError", "internal error: the request could not be handled"));
     }
   };
+}
 
-  const attachment = (req: Request, url: URL, grant: Grant | null): Response => {
-    if (req.method !== "GET") return bare(405, { allow: "GET" });
-    const refused = gate.require(grant, "GetTask");
-    if (refused) return refused;
-    const m = /^\/attachments\/([^/]+)\/([0-9a-f]{64})$/.exec(url.pathname);
-    if (!m || url.search) return bare(404);
-    const task = taskFor(ctxFor(grant, req), m[1]);
-    const img = task?.attachments.get(m[2]);
-    if (!img) return bare(404);
-    return new Response(img.data as BodyInit, {
-      headers: { "content-type": img.mediaType, "content-length": String(img.data.length) },
-    });
-  };
+/** `GET /attachments/<task>/<sha256>`: an image a task holds, for a caller with GetTask. */
+function attachment(
+  req: Request,
+  url: URL,
+  refused: Response | null | undefined,
+  ctx: CallContext,
+): Response {
+  if (req.method !== "GET") return bare(405, { allow: "GET" });
+  if (refused) return refused;
+  const m = /^\/attachments\/([^/]+)\/([0-9a-f]{64})$/.exec(url.pathname);
+  if (!m || url.search) return bare(404);
+  const task = taskFor(ctx, m[1]);
+  const img = task?.attachments.get(m[2]);
+  if (!img) return bare(404);
+  return new Response(img.data as BodyInit, {
+    headers: { "content-type": img.mediaType, "content-length": String(img.data.length) },
+  });
+}
 
-  const pageStatus = (req: Request, url: URL, grant: Grant | null): Response => {
-    if (req.method !== "GET") return bare(405, { allow: "GET" });
-    const refused = gate.require(grant, "murmur.WatchSession");
-    if (refused) return refused;
-    const caller = { credential: grant?.credential ?? null, scopes: grant?.scopes ?? null };
-    const body = uiStatus(o.session, url, caller, o.heartbeatMs);
-    return json(200, JSON.stringify(body), { "cache-control": "no-store" });
-  };
+/** `GET /ui/status`: what the live page shows, for a caller with murmur.WatchSession. */
+function pageStatus(
+  req: Request,
+  url: URL,
+  grant: Grant | null,
+  refused: Response | null | undefined,
+  o: DoorOptions,
+): Response {
+  if (req.method !== "GET") return bare(405, { allow: "GET" });
+  if (refused) return refused;
+  const caller = { credential: grant?.credential ?? null, scopes: grant?.scopes ?? null };
+  const body = uiStatus(o.session, url, caller, o.heartbeatMs);
+  return json(200, JSON.stringify(body), { "cache-control": "no-store" });
+}
 
-  let server: Deno.HttpServer<Deno.NetAddr>;
+/** Deno.serve on the door's address; a port in use is E-RUN-010. */
+function listen(
+  o: DoorOptions,
+  handle: (req: Request) => Promise<Response>,
+): Deno.HttpServer<Deno.NetAddr> {
   try {
-    server = Deno.serve({
+    return Deno.serve({
       hostname: o.bind,
       port: o.port,
       onListen: () => {},
@@ -228,41 +320,4 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       `the door could not listen on ${o.bind}:${o.port}: ${errorMessage(e)}`,
     );
   }
-  const port = server.addr.port;
-  const address = `localhost:${port}`;
-  const built = buildCards({
-    manifest,
-    sessionId: o.session.id,
-    address,
-    tools: o.tools,
-    streamsText: o.streamsText,
-    authenticated: auth !== null,
-  });
-  const publicBody = JSON.stringify(built.public);
-  const digest = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(publicBody)),
-  );
-  Object.assign(cards, {
-    publicBody,
-    extendedValue: built.extended,
-    etag: `"${[...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("")}"`,
-    modified: new Date().toUTCString(),
-  });
-
-  return {
-    address,
-    cards: {
-      public: publicBody,
-      extended: built.extended === null ? null : JSON.stringify(built.extended),
-    },
-    port,
-    tokens: auth ? auth.tokens : null,
-    async shutdown() {
-      // Streams flush what they hold (the log is closed first), then connections are dropped.
-      const t = setTimeout(() => server.shutdown(), 0);
-      await Promise.race([server.finished, new Promise((r) => setTimeout(r, 500))]);
-      clearTimeout(t);
-      await server.shutdown().catch(() => {});
-    },
-  };
 }

@@ -67,6 +67,8 @@ interface SessionRequest {
 const problem = (status: number, error: string, message: string) =>
   json(status, JSON.stringify({ error, message }));
 
+// Why long: the edge's routes as closures over its reader, mirror cache and gates; the handlers
+// themselves are a table (handlers.ts).
 export function startEdge(o: EdgeOptions): Edge {
   const reader = new StreamReader(o.redis, o.warn);
   const mirrors = new Mirrors(reader);

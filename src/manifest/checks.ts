@@ -282,13 +282,17 @@ export function hookPairProblem(
  * has no registry), keys that fit the runtime, a `config` mapping small enough for the
  * environment, names no other tool, hook or the runtime itself already holds.
  */
+// Why long: each artifact's checks in the order their refusals are documented (docs/manifest.md
+// "artifacts").
 function checkArtifacts(doc: ManifestDoc, fail: Fail): void {
   const arts = doc.artifacts ?? [];
   const shell = doc.capabilities?.shell?.allow ?? [];
   const toolNames = (doc.tools ?? []).map((t) => t.builtin ?? t.name);
   const hookNames = (doc.hooks ?? []).map((h) => h.name);
   const seen = new Map<string, number>();
-  arts.forEach((a, i) => {
+  // Why long: one artifact's checks in the order their refusals are documented (docs/manifest.md
+  // "artifacts"), each a few lines with its own message.
+  const checkOne = (a: (typeof arts)[number], i: number) => {
     const at = `artifacts[${i}]`;
     const runtime = a.runtime ?? "tool";
     if (!(ARTIFACT_RUNTIMES as readonly string[]).includes(runtime)) {
@@ -368,7 +372,8 @@ function checkArtifacts(doc: ManifestDoc, fail: Fail): void {
       ));
     }
     if (a.config !== undefined) checkArtifactConfig(a.config, `${at}.config`, runtime, fail);
-  });
+  };
+  arts.forEach(checkOne);
   checkPromptArtifact(doc, fail);
 }
 

@@ -19,6 +19,8 @@ import type {
   ToolConfig,
 } from "./types.ts";
 
+// Why long: one mapping from the manifest document to the normalized Manifest, block by block as
+// docs/manifest.md lists them.
 export async function normalize(doc: ManifestDoc, file: string): Promise<Manifest> {
   const dir = dirname(file);
   const inf = doc.inference ?? {};

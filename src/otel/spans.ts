@@ -47,6 +47,10 @@ import {
 
 export type { TraceLine };
 
+type EventType = TraceLine["event_type"];
+/** The line of one event type (or of a few). */
+type LineOf<T extends EventType> = Extract<TraceLine, { event_type: T }>;
+
 /** The span names (README "OpenTelemetry"). */
 export const SPAN = {
   session: "capsule.session",
@@ -161,224 +165,224 @@ export class TraceSpans {
     if (task) task.lastTs = line.timestamp;
   }
 
+  /**
+   * What each trace line means for the spans, keyed by its event type (a line of a type not here
+   * means nothing to them). Each handler builds, annotates or closes spans; none throws into the
+   * writer.
+   */
+  readonly #handlers: { [T in EventType]?: (line: LineOf<T>) => void } = {
+    session_start: (line: LineOf<"session_start">) => {
+      const span = this.#start(
+        SPAN.session,
+        line.timestamp,
+        otelContext.active(),
+        sessionAttributes(line),
+      );
+      this.#session = { span, ctx: trace.setSpan(otelContext.active(), span) };
+      this.#ctxOf.set(line.event_id, this.#session.ctx);
+    },
+    task_start: (line: LineOf<"task_start">) => {
+      const content = this.opts.content;
+      const span = this.#start(
+        SPAN.task,
+        line.timestamp,
+        this.#parentOf(line),
+        taskAttributes(line, this.opts.capsule),
+      );
+      const input = content ? this.opts.taskContent?.input(line.task_id) : undefined;
+      if (input !== undefined) {
+        span.setAttribute(
+          "gen_ai.input.messages",
+          JSON.stringify([{ role: "user", parts: [{ type: "text", content: input }] }]),
+        );
+      }
+      const ctx = trace.setSpan(otelContext.active(), span);
+      this.#tasks.set(line.task_id, {
+        span,
+        ctx,
+        lastTs: line.timestamp,
+        ids: [line.event_id],
+        failed: false,
+      });
+      this.#ctxOf.set(line.event_id, ctx);
+    },
+    inference: (line: LineOf<"inference">) => {
+      const start = this.#tasks.get(line.task_id)?.lastTs ?? line.timestamp;
+      const span = this.#start(
+        SPAN.inference,
+        start,
+        this.#parentOf(line, line.task_id),
+        inferenceAttributes(line),
+      );
+      if (line.error_code || line.error) {
+        span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? "error");
+        span.setStatus({ code: SpanStatusCode.ERROR, message: line.error ?? line.error_code });
+      }
+      this.#keep(line, span, line.task_id);
+      span.end(line.timestamp);
+    },
+    tool_call: (line: LineOf<"tool_call">) => {
+      const content = this.opts.content;
+      const span = this.#start(
+        SPAN.toolCall,
+        line.timestamp - line.duration_ms,
+        this.#parentOf(line, line.task_id),
+        toolCallAttributes(line, content),
+      );
+      if (line.status === "error") {
+        span.setAttribute(ATTR_ERROR_TYPE, "tool_error");
+        span.setStatus({ code: SpanStatusCode.ERROR, message: `${line.tool_name} failed` });
+      }
+      this.#keep(line, span, line.task_id);
+      span.end(line.timestamp);
+    },
+    shell: (line: LineOf<"shell">) => {
+      const content = this.opts.content;
+      const span = this.#start(
+        SPAN.shell,
+        line.timestamp - line.duration_ms,
+        this.#parentOf(line, line.task_id),
+        shellAttributes(line, content),
+      );
+      if (line.exit_code !== 0) {
+        span.setAttribute(ATTR_ERROR_TYPE, line.exit_code === null ? "killed" : "exit_code");
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: line.exit_code === null ? "killed" : `exit code ${line.exit_code}`,
+        });
+      }
+      span.end(line.timestamp);
+    },
+    shell_completed: (line: LineOf<"shell_completed">) => {
+      const content = this.opts.content;
+      // A detached command, reported after the task that started it.
+      const span = this.#start(
+        SPAN.shell,
+        line.timestamp - line.duration_ms,
+        this.#parentOf(line),
+        detachedShellAttributes(line, content),
+      );
+      if (line.status === "error") span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end(line.timestamp);
+    },
+    shell_detached: (line: LineOf<"shell_detached">) => {
+      this.#tasks.get(line.task_id)?.span.addEvent("shell_detached", {
+        "mur.shell.work_id": line.work_id,
+        [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
+      }, line.timestamp);
+    },
+    task_reopened: (line: LineOf<"task_reopened">) => {
+      const content = this.opts.content;
+      this.#eventOn(line, line.task_id, {
+        "mur.hook.name": line.hook_name,
+        "mur.task.reopen_number": line.reopen_number,
+        ...(content && { "mur.hook.reason": line.reason }),
+      });
+    },
+    call_denied: (line: LineOf<"call_denied">) => {
+      const content = this.opts.content;
+      this.#eventOn(line, undefined, {
+        "mur.hook.name": line.hook_name,
+        "mur.hook.binding": line.event,
+        "mur.turn": line.turn,
+        ...(content && { "mur.hook.reason": line.reason, "mur.hook.target": line.target }),
+      });
+    },
+    context_seed: (line: LineOf<"context_seed">) => {
+      this.#eventOn(line, line.task_id, {
+        "mur.hook.name": line.hook_name,
+        "mur.seed.outcome": line.outcome,
+        "mur.seed.tokens": line.tokens,
+      });
+    },
+    hook_dispatch_error: (line: LineOf<"hook_dispatch_error">) => {
+      this.#eventOn(line, undefined, {
+        "mur.hook.name": line.hook_name,
+        "mur.hook.binding": line.event,
+        "mur.hook.arm": line.arm,
+      });
+    },
+    compaction: (line) => this.#compaction(line),
+    compaction_declined: (line) => this.#compaction(line),
+    done_check: (line: LineOf<"done_check">) => {
+      const content = this.opts.content;
+      const span = this.#start(
+        SPAN.doneCheck,
+        line.timestamp - line.duration_ms,
+        this.#parentOf(line, line.task_id),
+        doneCheckAttributes(line, content),
+      );
+      span.end(line.timestamp);
+    },
+    harness_start: (line: LineOf<"harness_start">) => {
+      const span = this.#start(
+        SPAN.harness,
+        line.timestamp,
+        this.#parentOf(line, line.task_id),
+        harnessAttributes(line),
+      );
+      this.#harness.get(line.task_id)?.end(line.timestamp);
+      this.#harness.set(line.task_id, span);
+    },
+    harness_exit: (line: LineOf<"harness_exit">) => {
+      const span = this.#harness.get(line.task_id);
+      if (!span) return;
+      this.#harness.delete(line.task_id);
+      if (line.code !== null) span.setAttribute(ATTR_PROCESS_EXIT_CODE, line.code);
+      span.setAttribute("mur.harness.cause", line.cause);
+      span.end(line.timestamp);
+    },
+    task_failed: (line: LineOf<"task_failed">) => {
+      const task = this.#tasks.get(line.task_id);
+      if (!task) return;
+      task.failed = true;
+      task.span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? line.cause);
+      task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.reason });
+    },
+    task_canceled: (line) => this.#taskEvent(line),
+    keep_working: (line) => this.#taskEvent(line),
+    task_end: (line: LineOf<"task_end">) => {
+      const content = this.opts.content;
+      const task = this.#tasks.get(line.task_id);
+      if (!task) return;
+      task.span.setAttributes(taskEndAttributes(line));
+      const output = content ? this.opts.taskContent?.output(line.task_id) : undefined;
+      if (output !== undefined) {
+        task.span.setAttribute(
+          "gen_ai.output.messages",
+          JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }]),
+        );
+      }
+      if (!task.failed && FAILED_EXITS.has(line.exit_status)) {
+        task.span.setAttribute(ATTR_ERROR_TYPE, line.exit_status);
+        task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.exit_status });
+      }
+      this.#harness.get(line.task_id)?.end(line.timestamp);
+      this.#harness.delete(line.task_id);
+      task.span.end(line.timestamp);
+      for (const id of task.ids) this.#ctxOf.delete(id);
+      this.#tasks.delete(line.task_id);
+    },
+    session_end: (line: LineOf<"session_end">) => {
+      this.endAll(line.timestamp, line.exit_status);
+    },
+  };
+
+  #compaction(line: LineOf<"compaction" | "compaction_declined">): void {
+    this.#moment(line, SPAN.compaction, line.task_id, compactionAttributes(line)).end(
+      line.timestamp,
+    );
+  }
+
+  /** A moment in a task's life: an event on its span. */
+  #taskEvent(line: LineOf<"task_canceled" | "keep_working">): void {
+    this.#tasks.get(line.task_id)?.span.addEvent(line.event_type, {}, line.timestamp);
+  }
+
   #on(line: TraceLine): void {
-    const content = this.opts.content;
-    switch (line.event_type) {
-      case "session_start": {
-        const span = this.#start(
-          SPAN.session,
-          line.timestamp,
-          otelContext.active(),
-          sessionAttributes(line),
-        );
-        this.#session = { span, ctx: trace.setSpan(otelContext.active(), span) };
-        this.#ctxOf.set(line.event_id, this.#session.ctx);
-        return;
-      }
-      case "task_start": {
-        const span = this.#start(
-          SPAN.task,
-          line.timestamp,
-          this.#parentOf(line),
-          taskAttributes(line, this.opts.capsule),
-        );
-        const input = content ? this.opts.taskContent?.input(line.task_id) : undefined;
-        if (input !== undefined) {
-          span.setAttribute(
-            "gen_ai.input.messages",
-            JSON.stringify([{ role: "user", parts: [{ type: "text", content: input }] }]),
-          );
-        }
-        const ctx = trace.setSpan(otelContext.active(), span);
-        this.#tasks.set(line.task_id, {
-          span,
-          ctx,
-          lastTs: line.timestamp,
-          ids: [line.event_id],
-          failed: false,
-        });
-        this.#ctxOf.set(line.event_id, ctx);
-        return;
-      }
-      case "inference": {
-        const start = this.#tasks.get(line.task_id)?.lastTs ?? line.timestamp;
-        const span = this.#start(
-          SPAN.inference,
-          start,
-          this.#parentOf(line, line.task_id),
-          inferenceAttributes(line),
-        );
-        if (line.error_code || line.error) {
-          span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? "error");
-          span.setStatus({ code: SpanStatusCode.ERROR, message: line.error ?? line.error_code });
-        }
-        this.#keep(line, span, line.task_id);
-        span.end(line.timestamp);
-        return;
-      }
-      case "tool_call": {
-        const span = this.#start(
-          SPAN.toolCall,
-          line.timestamp - line.duration_ms,
-          this.#parentOf(line, line.task_id),
-          toolCallAttributes(line, content),
-        );
-        if (line.status === "error") {
-          span.setAttribute(ATTR_ERROR_TYPE, "tool_error");
-          span.setStatus({ code: SpanStatusCode.ERROR, message: `${line.tool_name} failed` });
-        }
-        this.#keep(line, span, line.task_id);
-        span.end(line.timestamp);
-        return;
-      }
-      case "shell": {
-        const span = this.#start(
-          SPAN.shell,
-          line.timestamp - line.duration_ms,
-          this.#parentOf(line, line.task_id),
-          shellAttributes(line, content),
-        );
-        if (line.exit_code !== 0) {
-          span.setAttribute(ATTR_ERROR_TYPE, line.exit_code === null ? "killed" : "exit_code");
-          span.setStatus({
-            code: SpanStatusCode.ERROR,
-            message: line.exit_code === null ? "killed" : `exit code ${line.exit_code}`,
-          });
-        }
-        span.end(line.timestamp);
-        return;
-      }
-      case "shell_completed": {
-        // A detached command, reported after the task that started it.
-        const span = this.#start(
-          SPAN.shell,
-          line.timestamp - line.duration_ms,
-          this.#parentOf(line),
-          detachedShellAttributes(line, content),
-        );
-        if (line.status === "error") span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end(line.timestamp);
-        return;
-      }
-      case "shell_detached": {
-        this.#tasks.get(line.task_id)?.span.addEvent("shell_detached", {
-          "mur.shell.work_id": line.work_id,
-          [ATTR_PROCESS_EXECUTABLE_NAME]: basename(line.binary),
-        }, line.timestamp);
-        return;
-      }
-      case "task_reopened": {
-        this.#eventOn(line, line.task_id, {
-          "mur.hook.name": line.hook_name,
-          "mur.task.reopen_number": line.reopen_number,
-          ...(content && { "mur.hook.reason": line.reason }),
-        });
-        return;
-      }
-      case "call_denied": {
-        this.#eventOn(line, undefined, {
-          "mur.hook.name": line.hook_name,
-          "mur.hook.binding": line.event,
-          "mur.turn": line.turn,
-          ...(content && { "mur.hook.reason": line.reason, "mur.hook.target": line.target }),
-        });
-        return;
-      }
-      case "context_seed": {
-        this.#eventOn(line, line.task_id, {
-          "mur.hook.name": line.hook_name,
-          "mur.seed.outcome": line.outcome,
-          "mur.seed.tokens": line.tokens,
-        });
-        return;
-      }
-      case "hook_dispatch_error": {
-        this.#eventOn(line, undefined, {
-          "mur.hook.name": line.hook_name,
-          "mur.hook.binding": line.event,
-          "mur.hook.arm": line.arm,
-        });
-        return;
-      }
-      case "compaction":
-      case "compaction_declined": {
-        this.#moment(line, SPAN.compaction, line.task_id, compactionAttributes(line)).end(
-          line.timestamp,
-        );
-        return;
-      }
-      case "done_check": {
-        const span = this.#start(
-          SPAN.doneCheck,
-          line.timestamp - line.duration_ms,
-          this.#parentOf(line, line.task_id),
-          doneCheckAttributes(line, content),
-        );
-        span.end(line.timestamp);
-        return;
-      }
-      case "harness_start": {
-        const span = this.#start(
-          SPAN.harness,
-          line.timestamp,
-          this.#parentOf(line, line.task_id),
-          harnessAttributes(line),
-        );
-        this.#harness.get(line.task_id)?.end(line.timestamp);
-        this.#harness.set(line.task_id, span);
-        return;
-      }
-      case "harness_exit": {
-        const span = this.#harness.get(line.task_id);
-        if (!span) return;
-        this.#harness.delete(line.task_id);
-        if (line.code !== null) span.setAttribute(ATTR_PROCESS_EXIT_CODE, line.code);
-        span.setAttribute("mur.harness.cause", line.cause);
-        span.end(line.timestamp);
-        return;
-      }
-      case "task_failed": {
-        const task = this.#tasks.get(line.task_id);
-        if (!task) return;
-        task.failed = true;
-        task.span.setAttribute(ATTR_ERROR_TYPE, line.error_code ?? line.cause);
-        task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.reason });
-        return;
-      }
-      case "task_canceled":
-      case "keep_working": {
-        this.#tasks.get(line.task_id)?.span.addEvent(line.event_type, {}, line.timestamp);
-        return;
-      }
-      case "task_end": {
-        const task = this.#tasks.get(line.task_id);
-        if (!task) return;
-        task.span.setAttributes(taskEndAttributes(line));
-        const output = content ? this.opts.taskContent?.output(line.task_id) : undefined;
-        if (output !== undefined) {
-          task.span.setAttribute(
-            "gen_ai.output.messages",
-            JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: output }] }]),
-          );
-        }
-        if (!task.failed && FAILED_EXITS.has(line.exit_status)) {
-          task.span.setAttribute(ATTR_ERROR_TYPE, line.exit_status);
-          task.span.setStatus({ code: SpanStatusCode.ERROR, message: line.exit_status });
-        }
-        this.#harness.get(line.task_id)?.end(line.timestamp);
-        this.#harness.delete(line.task_id);
-        task.span.end(line.timestamp);
-        for (const id of task.ids) this.#ctxOf.delete(id);
-        this.#tasks.delete(line.task_id);
-        return;
-      }
-      case "session_end": {
-        this.endAll(line.timestamp, line.exit_status);
-        return;
-      }
-      default:
-        return;
-    }
+    // The compiler cannot pair a line with its own handler through the key: the table's type does.
+    const handler = this.#handlers[line.event_type] as ((l: TraceLine) => void) | undefined;
+    handler?.(line);
   }
 
   /**

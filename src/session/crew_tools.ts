@@ -51,6 +51,8 @@ function fenced(
   };
 }
 
+// Why long: the tool's declaration (description, input schema) and its call, which is one sequence:
+// check the member, hand the task off, trace.
 export function callMemberTool(d: CrewToolDeps): Tool {
   const clock = d.clock ?? Date.now;
   return {
@@ -66,6 +68,8 @@ export function callMemberTool(d: CrewToolDeps): Tool {
       },
       required: ["member", "task"],
     },
+    // Why long: the input checks in the order their refusals are documented (docs/crews.md
+    // "`call-member`"), then the hand-off.
     async call(input, ctx): Promise<ToolResult> {
       const started = clock();
       const member = str(input.member);

@@ -72,6 +72,9 @@ export class HarnessAttempt implements Attempt {
   }
 
   /** One run of the harness; `resumes` 0 is the task's first (it may forget the session). */
+  // Why long: one harness run read part by part; every part kind updates the same run counters and
+  // frames in stream order (docs/protocol.md "Event order within a task"), so the switch stays
+  // whole.
   async #segment(run: TaskRun, resumes: number): Promise<AttemptEnd> {
     const { manifest, registry, trace, hooks } = this.d;
     const { driver } = this;

@@ -32,6 +32,9 @@ export class HttpAttempt implements Attempt {
     private readonly continuations: Continuation[],
   ) {}
 
+  // Why long: one turn loop: the turn, its tool round, the continuations and the stop checks share
+  // the loop's counters and messages, and each step it takes is already a module (http_turn.ts,
+  // tool_pipeline.ts, continuation.ts).
   async run(run: TaskRun): Promise<AttemptEnd> {
     const { manifest, registry, trace } = this.d;
     const { task, messages, counters: c } = run;

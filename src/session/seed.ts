@@ -105,6 +105,8 @@ export function withSummary(
  * Every outcome is a `context_seed` line and a bootstrap.log line; nothing here fails the task.
  * Returns the seed messages, ahead of the history.
  */
+// Why long: the seed decision table's rows in order (docs/hooks.md "Seeding the context"): the
+// first row that applies decides, and each writes its own trace line.
 export async function seedContext(
   d: LoopDeps,
   task: TaskRecord,

@@ -135,6 +135,7 @@ function clean(s: string): string {
 }
 
 /** MURMUR.md: the capsule's onboarding file (README "Files"), rewritten once the door listens. */
+// Why long: one document, section by section in the order MURMUR.md reads.
 export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
   const m = info.manifest;
   const interpreters = new Set(["bash", "sh", "zsh", "fish", "dash", "ksh"]);

@@ -28,6 +28,8 @@ export interface Lexed {
 /** Characters a backslash escapes inside double quotes. */
 const DQ_ESCAPES = '$`"\\\n';
 
+// Why long: a character-at-a-time lexer: its states (quotes, escapes, substitutions) are local
+// variables of one loop, as in the POSIX grammar it follows.
 export function lexShell(text: string, mode: "words" | "script"): Lexed {
   const script = mode === "script";
   const tokens: ShellToken[] = [];

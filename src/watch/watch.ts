@@ -131,6 +131,8 @@ export async function openWatch(
  * the connection ends without capsule-closed, unless `exitStatus` has a task outcome to report
  * instead (the error is then written to stderr here).
  */
+// Why long: the watch loop: connect, read events, reconnect with Last-Event-ID, decide the exit;
+// its state (the last id, the follow, the reconnect budget) is the loop's.
 export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions): Promise<number> {
   const follow = opts.task ? new Follow(opts.task) : undefined;
   if (follow) {

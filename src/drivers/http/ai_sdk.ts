@@ -30,6 +30,8 @@ export type CallEnd =
   | { kind: "aborted" }
   | { kind: "failed"; failure: CallFailure };
 
+// Why long: one generator over the AI SDK's stream parts; each part kind is a few lines of one
+// switch that shares the call's state (text open, tool input, usage).
 export async function* callOnce(
   s: CallSettings,
   req: TurnRequest,

@@ -35,6 +35,8 @@ const ADAPTERS: Record<string, ProviderAdapter> = {
 };
 
 /** Build the driver; throws `E-RUN-005` when the config cannot make a call at all. */
+// Why long: the driver object built in one place: its turn closure, retries and idle timeout share
+// the provider adapter and settings made here.
 export function createHttpDriver(cfg: InferenceConfig, opts: HttpDriverOptions = {}): Driver {
   const adapter = ADAPTERS[cfg.driver];
   if (!adapter) {

@@ -93,6 +93,8 @@ export class Supervisor {
   }
 
   /** Supervises `p` until it has exited and its stdout ended, or the runtime stopped it. */
+  // Why long: the one loop over the supervisor's queue (lines, exit, cancel, timers); its state
+  // (silence, interrupt grace, kill) is the loop's, and each event's reaction is a few lines.
   async *run(
     p: HarnessProcess,
     parser: HarnessParser,

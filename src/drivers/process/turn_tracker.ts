@@ -92,6 +92,8 @@ export class TurnTracker {
     }
   }
 
+  // Why long: one switch over the harness event kinds, a few lines each, all updating the tracker's
+  // turn state: a table in code.
   handle(ev: HarnessEvent): HarnessPart[] {
     const out: HarnessPart[] = [];
     switch (ev.kind) {
