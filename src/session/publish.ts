@@ -117,6 +117,8 @@ async function checkedFile(
   throw new Error("unreachable");
 }
 
+// Why long: the tool's declaration (description, input schema) and its call, one sequence: check
+// the path, read the file, record the artifact, answer.
 export function publishTool(d: PublishDeps): Tool {
   return {
     name: "publish",
