@@ -60,7 +60,7 @@ try {
 }
 if (!status.success) {
   console.error(
-    "error[E-IO-003]: deno compile failed; without network access set DENORT_BIN to a local denort binary",
+    "error[E-BLD-001]: deno compile failed (its output is above); it downloads its runtime (denort) from Deno's servers unless DENORT_BIN names a local denort binary",
   );
 }
 Deno.exit(status.code);

@@ -9,6 +9,7 @@
  * Everything the demo starts is killed (by pid) before it exits, also on Ctrl-C.
  */
 import { parseArgs } from "node:util";
+import { murLine, murPath } from "../src/invocation.ts";
 import { bold, dim, firstLine, kill, mur, ROOT, say, stopAll, within } from "./demo_kit.ts";
 
 const EXAMPLE = `${ROOT}/examples/hello`;
@@ -59,7 +60,7 @@ async function demo(
   // Relative to the repository root, the children's cwd, so the command shown is one to copy.
   const runArgs = ["run", "--manifest", shown(manifest), "--task", task, "--json"];
   if (workdir) runArgs.push("--workdir", workdir);
-  say(dim(`   $ mur ${runArgs.map((a) => (/[\s"']/.test(a) ? JSON.stringify(a) : a)).join(" ")}`));
+  say(dim(`   $ ${murLine(...runArgs)}`));
   const capsule = mur(runArgs, "piped");
   const line = await firstLine(capsule, 30_000);
   if (line === null) {
@@ -76,7 +77,7 @@ async function demo(
   say();
 
   say(`2. ${bold("mur watch")} follows the session's event stream live (its own output below):`);
-  say(dim(`   $ mur watch --url ${ready.url}`));
+  say(dim(`   $ ${murLine("watch", "--url", ready.url)}`));
   say(dim("   ─".padEnd(60, "─")));
   const watcher = mur(["watch", "--url", ready.url], "inherit");
 
@@ -127,19 +128,33 @@ async function demo(
   say();
   // `--workdir` for mur trace: the folder holding the session folders (the workdir's parent in
   // the default layout; the workdir itself when its sessions are under its .murmur/).
-  const wdParent = sd === wd ? shown(wd.slice(0, wd.lastIndexOf("/"))) : shown(wd);
+  // Every command line below runs as printed where the user typed the demo's command
+  // (src/invocation.ts: `npx -y deno@2 task mur` without a deno on PATH, `mur` under a shim).
+  const wdParent = murPath(sd === wd ? wd.slice(0, wd.lastIndexOf("/")) : wd);
+  const trace = (sub: string) => murLine("trace", sub, ready.session_id, "--workdir", wdParent);
   say(`4. Read the trace:`);
-  say(`     deno task mur trace show ${ready.session_id} --workdir ${wdParent}   # summary`);
-  say(
-    `     deno task mur trace steps ${ready.session_id} --workdir ${wdParent}  # session → task → turn tree`,
-  );
+  say(`     ${trace("show")}   # summary`);
+  say(`     ${trace("steps")}  # session → task → turn tree`);
   say();
   say(`   Run it yourself in two terminals (README "The demo"):`);
   say(
-    `     deno task mur run --manifest examples/hello --task "Say hello" -v --lifecycle-task-acceptance queue --lifecycle-after-task sleep`,
+    `     ${
+      murLine(
+        "run",
+        "--manifest",
+        murPath(EXAMPLE),
+        "--task",
+        "Say hello",
+        "-v",
+        "--lifecycle-task-acceptance",
+        "queue",
+        "--lifecycle-after-task",
+        "sleep",
+      )
+    }`,
   );
-  say(`     deno task mur watch      # in the second terminal`);
-  say(`     deno task mur stop @1    # ends the capsule`);
+  say(`     ${murLine("watch")}      # in the second terminal`);
+  say(`     ${murLine("stop", "@1")}    # ends the capsule`);
   say(
     `   or follow it in a browser: open the ${
       bold("page:")

@@ -9,6 +9,7 @@
  *
  * Everything the demo starts is stopped (by pid) before it exits, also on Ctrl-C.
  */
+import { murLine, murPath } from "../src/invocation.ts";
 import { bold, dim, firstLine, mur, ROOT, say, stopAll, within } from "./demo_kit.ts";
 
 const ROSTER = "examples/crew/roster.yaml";
@@ -39,7 +40,7 @@ async function demo(task: string): Promise<number> {
   say(`1. ${bold("mur run --roster")} launches the formation ${ROSTER} names, with the task:`);
   say(`     "${task}"`);
   const args = ["run", "--roster", ROSTER, "--task", task, "--json"];
-  say(dim(`   $ mur ${args.map((a) => (/[\s"'?]/.test(a) ? JSON.stringify(a) : a)).join(" ")}`));
+  say(dim(`   $ ${murLine(...args)}`));
   const launcher = mur(args, "piped");
   const line = await firstLine(launcher, 60_000);
   if (line === null) {
@@ -60,7 +61,7 @@ async function demo(task: string): Promise<number> {
   say();
   const lead = f.members.find((m) => m.name === f.entry)!;
   say(`2. ${bold("mur watch")} follows the lead live (its own output below):`);
-  say(dim(`   $ mur watch ${lead.session_id}`));
+  say(dim(`   $ ${murLine("watch", lead.session_id!)}`));
   say(dim("   ─".padEnd(60, "─")));
   const watcher = mur(["watch", lead.session_id!], "inherit");
   const ended = await within(launcher.status, 120_000);
@@ -102,12 +103,22 @@ async function demo(task: string): Promise<number> {
   }
   say();
   say(`4. Read any of them:`);
+  // Each line runs as printed where the user typed the demo's command (src/invocation.ts).
   for (const d of dirs) {
-    say(`     deno task mur trace show ${d.session_id} --workdir examples/crew/${d.name}/workdir`);
+    const workdir = murPath(`${ROOT}/examples/crew/${d.name}/workdir`);
+    say(`     ${murLine("trace", "show", d.session_id ?? "@1", "--workdir", workdir)}`);
   }
   say();
-  say(`   Run it by hand: deno task mur run --roster ${ROSTER} --task "${task}"`);
-  say(`   (mur ps shows the formation while it runs; mur stop <frm id> stops it as one.)`);
+  say(
+    `   Run it by hand: ${
+      murLine("run", "--roster", murPath(`${ROOT}/${ROSTER}`), "--task", task)
+    }`,
+  );
+  say(
+    `   (\`${murLine("ps")}\` shows the formation while it runs; \`${
+      murLine("stop")
+    } <frm id>\` stops it as one.)`,
+  );
   return ended.code;
 }
 

@@ -5,7 +5,7 @@
  * runs this clone's main.ts with this clone's deno.json from any folder, so a capsule that lives
  * anywhere runs with `mur run`. The script names the Deno that installed it and falls back to
  * `npx -y deno@2` when that one is gone (npx's cache is not forever). It sets `MUR_COMMAND=mur`,
- * so every hint mur prints says `mur …` (src/cli/invocation.ts).
+ * so every hint mur prints says `mur …` (src/invocation.ts).
  *
  *   deno task install [--dir DIR]
  */

@@ -29,6 +29,8 @@ export const DIAGNOSTICS = {
     "an artifact's `config` is not a mapping, or is over 65,536 bytes as JSON (it reaches the artifact as `MURMUR_ARTIFACT_CONFIG`)",
   "E-CAP-013":
     "an artifact claims the name of a tool the runtime provides itself (`request-input`, `call-member`, `end-without-answer`, `delegate-task`)",
+  "E-MAN-004":
+    "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`): ignored, it would leave that section at its defaults",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":
@@ -94,6 +96,8 @@ export const DIAGNOSTICS = {
   "W-RUN-002": "the harness version is not one mur was tested with",
   "W-RUN-003":
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
+  "W-RUN-004":
+    "no task came: the session waited for a first task (no `--task`, no task.md, nothing sent to its door within `MURMUR_A2A_TIMEOUT_SECS`, 30 s) and ended without running one",
   "W-CLU-001":
     "the capsule cannot publish to its `cluster.redis` (unreachable, refused): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
   "W-CLU-002":
@@ -104,11 +108,15 @@ export const DIAGNOSTICS = {
     "`mur edge` lost its Redis: its connections stay open (heartbeats go on) and read on from where they were when Redis answers again",
   "W-OTEL-001":
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
+  "W-OTEL-002":
+    "spans were not exported when the session ended (the collector is down, refused them or was too slow): counts; the trace's `otel_export` line has them too",
   "W-PUSH-001":
     "push notifications were not delivered: given up after their retries, dropped from a full queue, or left when the session ended (counts; the trace's `push_end` lines name each event)",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",
   "W-SEC-031": "the harness bills an API key, not a subscription",
   "W-SEC-032": "the door listens off loopback without `network.authentication`",
+  "E-BLD-001":
+    "`deno task compile` failed: `deno compile` could not build the binary, most often because it cannot download its runtime (set `DENORT_BIN` to a local denort)",
   "E-TRC-001": "a trace cannot be read: not JSON, no envelope, empty, no `session_start`",
   "E-TRC-002":
     "no session folder matches the address (none, ambiguous, not an address), or the path has no trace",

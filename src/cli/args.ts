@@ -9,6 +9,7 @@
  */
 import { MurError } from "../errors.ts";
 import { FlagError, type FlagSpecs, parseFlags } from "./flags.ts";
+import { usageText } from "../invocation.ts";
 
 export type UsageCode = "E-CLI-001" | "E-CLI-002" | "E-CLI-003";
 
@@ -23,7 +24,7 @@ export class UsageError extends MurError {
 
   /** The error line, a blank line, then the command's usage. */
   override format(): string {
-    return `${super.format()}\n\n${this.usage}`;
+    return `${super.format()}\n\n${usageText(this.usage)}`;
   }
 }
 

@@ -5,6 +5,8 @@
  * (detached shells, delegations). A task that cannot be canceled (it has ended) is the door's
  * refusal, E-RUN-049, exit 1: nothing was changed.
  */
+import { usageText } from "../invocation.ts";
+import { TASK_ID, TASK_SUFFIX, taskBySuffix, taskHint } from "./task_address.ts";
 import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
 import { resolveSession } from "./session_address.ts";
@@ -30,16 +32,10 @@ has ended (E-RUN-049).`;
 
 export const FLAGS = { url: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
 
-const TASK_ID = /^tsk_[0-9a-f]{32}$/;
-const TASK_SUFFIX = /^[0-9a-f]{4,32}$/;
-
-const TASK_HINT =
-  "mur watch names each status line's task as [tsk a1b2c3] (--labels on every line); mur cancel takes those 6 hex digits or the full tsk_ id";
-
 export async function cancelCommand(args: string[]): Promise<number> {
   const parsed = parse("cancel", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   const want = parsed.values.url === undefined ? 2 : 1;
@@ -101,47 +97,11 @@ export async function cancelCommand(args: string[]): Promise<number> {
     throw new MurError(
       "E-RUN-048",
       `${name} holds no task ${taskId} (${answer.code} ${answer.message})`,
-      TASK_HINT,
+      taskHint(),
     );
   }
   throw new MurError(
     "E-IO-004",
     `${name} refused CancelTask for ${taskId}: ${answer.code} ${answer.message}`,
-  );
-}
-
-/** The one task of the session whose id ends with `suffix` (ListTasks, every page). */
-async function taskBySuffix(
-  url: string,
-  name: string,
-  suffix: string,
-  token: string | undefined,
-): Promise<string> {
-  const matches: string[] = [];
-  let pageToken = "";
-  for (let page = 0; page < 1000; page++) {
-    const answer = await callDoor(url, "ListTasks", { pageSize: 100, pageToken }, token);
-    if (!answer.ok) {
-      throw new MurError(
-        "E-IO-004",
-        `${name} refused ListTasks, which finds the task ending in ${suffix}: ${answer.code} ${answer.message}`,
-        "give the full tsk_ id instead",
-      );
-    }
-    const r = answer.result as { tasks?: { id?: unknown }[]; nextPageToken?: unknown };
-    for (const t of r.tasks ?? []) {
-      if (typeof t.id === "string" && t.id.endsWith(suffix)) matches.push(t.id);
-    }
-    if (typeof r.nextPageToken !== "string" || r.nextPageToken === "") break;
-    pageToken = r.nextPageToken;
-  }
-  if (matches.length === 1) return matches[0];
-  if (matches.length === 0) {
-    throw new MurError("E-RUN-048", `${name} holds no task ending in ${suffix}`, TASK_HINT);
-  }
-  throw new MurError(
-    "E-RUN-048",
-    `'${suffix}' is ambiguous in ${name}: it ends ${matches.sort().join(", ")}`,
-    "give more digits, or the full tsk_ id",
   );
 }

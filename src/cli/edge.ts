@@ -5,6 +5,7 @@
  * supervisor or a test knows its address; a Redis that does not answer within 2 s is said on
  * stderr (W-EDGE-001) and the edge serves on, reading when it answers.
  */
+import { usageText } from "../invocation.ts";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "../manifest/redis_url.ts";
 import { openRedis } from "../cluster/client.ts";
@@ -41,7 +42,7 @@ export const FLAGS = {
 export async function edgeCommand(args: string[]): Promise<number> {
   const parsed = parse("edge", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   if (parsed.positionals.length > 0) usageErrorThrow();

@@ -1,4 +1,5 @@
 /** `mur <command> …`: dispatches to one file per command; one rule for errors and exit statuses. */
+import { usageText } from "../invocation.ts";
 import { MurError } from "../errors.ts";
 import { versionLine } from "../version.ts";
 import { lazyImport } from "../lazy.ts";
@@ -51,7 +52,7 @@ export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   try {
     if (name === "-h" || name === "--help" || name === "help") {
-      console.log(USAGE);
+      console.log(usageText(USAGE));
       return 0;
     }
     if (name === "--version") return await version(rest);

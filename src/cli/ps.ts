@@ -6,6 +6,7 @@
  * on stderr.
  */
 import { liveRunningRecords } from "../home/running_records.ts";
+import { usageText } from "../invocation.ts";
 import { probeCard } from "../watch/card_probe.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
@@ -49,7 +50,7 @@ function row(cells: string[]): string {
 export async function psCommand(args: string[], now: () => number = Date.now): Promise<number> {
   const parsed = parse("ps", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   if (parsed.positionals.length > 0) throw usageError("ps", "takes no arguments", USAGE);

@@ -5,6 +5,7 @@
  * inputs are run_inputs.ts; what it prints, run_announce.ts; signals, faults and the lifeline,
  * run_endings.ts.
  */
+import { usageText } from "../invocation.ts";
 import { lazyImport } from "../lazy.ts";
 import { usageError } from "./args.ts";
 import { loadManifest } from "../manifest/load.ts";
@@ -38,7 +39,7 @@ const ROSTER_CONFLICTS = [
 export async function runCommand(args: string[]): Promise<number> {
   const v = parseRun(args);
   if (v.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   checkValues(v);

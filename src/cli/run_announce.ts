@@ -8,6 +8,7 @@ import type { Manifest } from "../manifest/types.ts";
 import type { Session, SessionStatus } from "../session/session.ts";
 import type { Workdir } from "../session/workdir.ts";
 import { pageUrl } from "../ui/routes.ts";
+import { murLine, murPath } from "../invocation.ts";
 import { writeRunningRecord } from "../home/running_records.ts";
 import { type Inventory, skillsLine } from "../stage/inventory.ts";
 
@@ -80,6 +81,9 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
     if (a.inventory) console.log(`skills: ${skillsLine(a.inventory)}`);
     console.log(`page: ${pageUrl(a.address)}`);
     if (a.otel) console.log(`otel: ${a.otel.url} (${a.otel.source})`);
+    // Command lines that run as printed where the user stands (src/invocation.ts).
+    console.log(`watch: ${murLine("watch", a.sessionId)}`);
+    console.log(`stop: ${murLine("stop", a.sessionId)}`);
   }
 }
 
@@ -90,6 +94,15 @@ export function reportStatus(
   o: { json?: boolean; sessionId: string; workdir: Workdir },
 ): void {
   if (!o.json) console.log(`status: ${status}`);
+  const waited = session.waitedForNoTask;
+  if (waited !== null) {
+    console.error(warningLine(
+      "W-RUN-004",
+      `no task came: the session waited ${
+        waited / 1000
+      } s for one (no --task, no task.md, nothing sent to its door) and ended without running any; give --task TEXT, or send a task sooner (MURMUR_A2A_TIMEOUT_SECS sets the wait)`,
+    ));
+  }
   if (status === "ok") return;
   // Name the deciding task whose ending set the status, and its own final status message.
   const by = session.decidedBy;
@@ -100,7 +113,9 @@ export function reportStatus(
     new MurError(
       "E-RUN-040",
       which ? `${which} ended ${status}: ${text}` : `the session ended ${status}`,
-      `read ${o.workdir.resultFile} and run mur trace show ${o.sessionId}`,
+      `read ${murPath(o.workdir.resultFile)}, and run \`${
+        murLine("trace", "show", murPath(o.workdir.session))
+      }\``,
     ).format(),
   );
 }

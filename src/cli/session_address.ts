@@ -14,9 +14,12 @@ import {
   runningDir,
   type RunningRecord,
 } from "../home/running_records.ts";
+import { murLine } from "../invocation.ts";
 
-const ADDRESS_HINT =
-  "name a session as @1 (the newest), a full ses_ id, a unique suffix of at least 4 characters, or use --url HOST:PORT; mur ps lists them";
+const addressHint = () =>
+  `name a session as @1 (the newest), a full ses_ id, a unique suffix of at least 4 characters, or use --url HOST:PORT; \`${
+    murLine("ps")
+  }\` lists them`;
 
 export type SessionAddress =
   | { kind: "ordinal"; n: number }
@@ -29,7 +32,7 @@ export function parseSessionAddress(address: string): SessionAddress {
   if (ord && Number(ord[1]) >= 1) return { kind: "ordinal", n: Number(ord[1]) };
   if (/^ses_[0-9a-f]{32}$/i.test(address)) return { kind: "id", id: address.toLowerCase() };
   if (/^[A-Za-z0-9_]{4,}$/.test(address)) return { kind: "suffix", suffix: address.toLowerCase() };
-  throw new MurError("E-RUN-022", `'${address}' is not a session address`, ADDRESS_HINT);
+  throw new MurError("E-RUN-022", `'${address}' is not a session address`, addressHint());
 }
 
 export interface ResolveOptions {
@@ -66,9 +69,9 @@ export async function resolveSession(
     throw new MurError(
       "E-RUN-022",
       "no capsule is running on this machine",
-      `start one with mur run, or use --url HOST:PORT for a door elsewhere (records: ${
-        runningDir(home)
-      })`,
+      `start one with \`${
+        murLine("run", "--manifest", "DIR")
+      }\`, or use --url HOST:PORT for a door elsewhere (records: ${runningDir(home)})`,
     );
   }
   let rec: RunningRecord;
@@ -78,7 +81,9 @@ export async function resolveSession(
       throw new MurError(
         "E-RUN-022",
         "no capsule is running on this machine",
-        "start one with mur run, or use --url HOST:PORT for a door elsewhere",
+        `start one with \`${
+          murLine("run", "--manifest", "DIR")
+        }\`, or use --url HOST:PORT for a door elsewhere`,
       );
     }
     if (addr.n > live.length) {
@@ -87,7 +92,7 @@ export async function resolveSession(
         `'${address}' names no running capsule: ${live.length} ${
           live.length === 1 ? "is" : "are"
         } running`,
-        "mur ps lists them, newest (@1) first",
+        `\`${murLine("ps")}\` lists them, newest (@1) first`,
       );
     }
     rec = live[addr.n - 1];
@@ -99,7 +104,7 @@ export async function resolveSession(
       throw new MurError(
         "E-RUN-022",
         `no running capsule matches '${address}'`,
-        "mur ps lists the running sessions",
+        `\`${murLine("ps")}\` lists the running sessions`,
       );
     }
     if (matches.length > 1) {
@@ -116,7 +121,7 @@ export async function resolveSession(
       throw new MurError(
         "E-RUN-022",
         `${rec.session_id} is not running: ${l.reason}`,
-        "its record was removed; mur ps lists the sessions still running",
+        `its record was removed; \`${murLine("ps")}\` lists the sessions still running`,
       );
     }
   }

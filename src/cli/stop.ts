@@ -9,6 +9,7 @@
  *
  * No --url: signals need the local pid, which only the record holds.
  */
+import { murLine, usageText } from "../invocation.ts";
 import { errorMessage, MurError } from "../errors.ts";
 import { pidAlive } from "../process_liveness.ts";
 import { removeRunningRecord, type RunningRecord, sessionDirOf } from "../home/running_records.ts";
@@ -96,7 +97,7 @@ function signalError(rec: RunningRecord, e: unknown): MurError {
 export async function stopCommand(args: string[]): Promise<number> {
   const parsed = parse("stop", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   if (parsed.values.url !== undefined) {
@@ -119,7 +120,7 @@ export async function stopCommand(args: string[]): Promise<number> {
       throw new MurError(
         "E-RUN-022",
         `'${target}' is not a formation id: frm_ and 32 lowercase hex digits`,
-        "mur ps lists the running formations with their full ids",
+        `\`${murLine("ps")}\` lists the running formations with their full ids`,
       );
     }
     const { stopFormation } = await lazyImport<

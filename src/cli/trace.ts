@@ -6,6 +6,7 @@
  */
 
 import { listRunningRecords, sessionDirOf } from "../home/running_records.ts";
+import { usageText } from "../invocation.ts";
 import { parse, UsageError, usageError } from "./args.ts";
 import { writeOut } from "./output.ts";
 import { resolveSessionDir, type SessionDir, sessionDirs } from "./session_dirs.ts";
@@ -33,7 +34,7 @@ export const FLAGS = {
 export async function traceCommand(args: string[]): Promise<number> {
   const parsed = parse("trace", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return 0;
   }
   const [first, ...more] = parsed.positionals;

@@ -4,6 +4,8 @@
  * and verified against the running records; --url skips resolution and presents
  * $MURMUR_DOOR_TOKEN if set. README "Following a session" documents every flag and exit code.
  */
+import { usageText } from "../invocation.ts";
+import { TASK_SUFFIX, taskBySuffix } from "./task_address.ts";
 import { RPC_ERRORS } from "../diagnostics.ts";
 import { MurError } from "../errors.ts";
 import { probeCard } from "../watch/card_probe.ts";
@@ -27,8 +29,10 @@ Follows a running session's event stream (murmur.WatchSession) until the capsule
                         {"id": <event id, or null for an unnumbered event>, "event": <StreamResponse>}
   --color WHEN          auto (default: colour when stdout is a terminal and NO_COLOR is unset or
                         empty), always, or never
-  --task ID             show only this task's events (and the session's gap, lagged and closing
-                        notices); end when the task ends
+  --task TASK           show only this task's events (and the session's gap, lagged and closing
+                        notices); end when the task ends. TASK is its tsk_ id or its label, the
+                        6 hex digits a status line shows ([tsk a1b2c3]), or any 4+ of its last
+                        digits
   --since N             replay the events after id N instead of from 0 (resume where a lost
                         connection stopped: "lost after event id N")
   --exit-status         exit 3 when a followed task failed or was rejected, 4 when one was canceled
@@ -54,7 +58,7 @@ export const FLAGS = {
 export async function watchCommand(args: string[]): Promise<number> {
   const parsed = parse("watch", args, FLAGS, USAGE);
   if (parsed.values.help) {
-    console.log(USAGE);
+    console.log(usageText(USAGE));
     return WATCH_EXIT.ok;
   }
   if (parsed.positionals.length > 1) throw usageError("watch", "give one SESSION at most", USAGE);
@@ -64,7 +68,7 @@ export async function watchCommand(args: string[]): Promise<number> {
   const color = colorValue(parsed.values.color);
   const since = sinceValue(parsed.values.since);
   if (parsed.values.task !== undefined && parsed.values.task.trim() === "") {
-    throw usageError("watch", "--task needs a task id (tsk_…)", USAGE);
+    throw usageError("watch", "--task needs a task: its tsk_ id or its label (a1b2c3)", USAGE);
   }
   const { values, positionals } = parsed;
 
@@ -86,7 +90,11 @@ export async function watchCommand(args: string[]): Promise<number> {
     connected =
       `[murmur] watching ${record.session_id} (${record.capsule_name}@${record.capsule_version}) at ${record.url}`;
   }
-  const taskId = values.task?.trim();
+  // A label (`504682`, as the status lines show it) names a task as its full id does.
+  const asked = values.task?.trim();
+  const taskId = asked !== undefined && TASK_SUFFIX.test(asked.toLowerCase())
+    ? await taskBySuffix(target.url, target.name, asked.toLowerCase(), target.token)
+    : asked;
 
   try {
     return await watch(target, { stdout: writeOut, stderr: writeErr }, {

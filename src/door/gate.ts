@@ -24,9 +24,21 @@ const plainForm: RefusalForm = (status, error, message, headers) =>
 export class Gate {
   readonly #realm: string;
 
-  /** `auth` null: a public door, every request admitted with no grant. */
-  constructor(readonly auth: DoorAuth | null, capsuleName: string) {
+  /**
+   * `auth` null: a public door, every request admitted with no grant. `whereTokens` ends every
+   * 401's message: where a caller finds a token for this door (a formation member's door says
+   * its running record, src/door/server.ts).
+   */
+  constructor(
+    readonly auth: DoorAuth | null,
+    capsuleName: string,
+    readonly whereTokens?: string,
+  ) {
     this.#realm = capsuleName.replace(/["\\]/g, "_");
+  }
+
+  #where(message: string): string {
+    return this.whereTokens ? `${message}; ${this.whereTokens}` : message;
   }
 
   /** The caller's grant (null on a public door), or the 401 refusal. */
@@ -40,7 +52,9 @@ export class Gate {
       return form(
         401,
         "unauthenticated",
-        "this door takes a token this capsule's runtime minted, as Authorization: Bearer <token>",
+        this.#where(
+          "this door takes a token this capsule's runtime minted, as Authorization: Bearer <token>",
+        ),
         { "www-authenticate": `Bearer realm="${this.#realm}"` },
       );
     }
@@ -50,7 +64,7 @@ export class Gate {
       return form(
         401,
         "invalid_token",
-        "the Authorization header does not present a token this session minted",
+        this.#where("the Authorization header does not present a token this session minted"),
         { "www-authenticate": `Bearer realm="${this.#realm}", error="invalid_token"` },
       );
     }

@@ -25,6 +25,8 @@ import { restError } from "./rest/errors.ts";
 import { isRestPath } from "./rest/routes.ts";
 import { pageFile, servePage, UI_STATUS_PATH, uiStatus } from "../ui/routes.ts";
 import { publishedFile } from "./files.ts";
+import { runningDir } from "../home/running_records.ts";
+import { murLine } from "../invocation.ts";
 
 export { BODY_CAP_BYTES } from "./body.ts";
 
@@ -104,7 +106,11 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       o.formation,
     )
     : null;
-  const gate = new Gate(auth, manifest.name);
+  const gate = new Gate(
+    auth,
+    manifest.name,
+    o.formation && memberTokens(o.formation, o.session.id),
+  );
   // Filled in once the port is known (the card names it); no request is served before.
   const cards: ServedCards = { publicBody: "", extendedValue: null, etag: "", modified: "" };
   const push = o.push ?? null;
@@ -320,4 +326,14 @@ function listen(
       `the door could not listen on ${o.bind}:${o.port}: ${errorMessage(e)}`,
     );
   }
+}
+
+/**
+ * Where a formation member's door says its token is, in a 401: the launcher started it, so the
+ * user never saw its readiness line; its running record holds the operator token.
+ */
+function memberTokens(f: FormationDoor, sessionId: string): string {
+  return `this door is member '${f.member}' of formation ${f.formationId}: its operator token is tokens.operator in its running record, ${runningDir()}/${sessionId}.json (\`${
+    murLine("ps")
+  }\` lists the formation's members; \`${murLine("watch", sessionId)}\` presents the token itself)`;
 }

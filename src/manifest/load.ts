@@ -9,6 +9,7 @@ import { basename, resolve } from "../paths.ts";
 import { errorMessage, ManifestErrors, MurError, warningLine } from "../errors.ts";
 import { validateManifest } from "./checks.ts";
 import { loadWarnings } from "./load_warnings.ts";
+import { misspeltSections } from "./misspelt_sections.ts";
 import { suggestKey } from "./suggest.ts";
 import { type Env, expandEnv } from "./env_expand.ts";
 import { normalize } from "./normalize.ts";
@@ -35,6 +36,8 @@ export async function loadManifest(
   try {
     const raw = parseYaml(text, label);
     const { clean, unknown } = splitUnknownKeys(raw);
+    const misspelt = misspeltSections(raw, unknown, label);
+    if (misspelt.length > 0) throw ManifestErrors.of(misspelt);
     const warnings = unknown.map(({ key, owner, name }) => {
       const near = suggestKey(owner, name);
       return warningLine(

@@ -5,8 +5,8 @@
  * `error[E-MAN-003]: <message>` with nothing else to go on.
  *
  * Objects are strict so that zod reports unknown keys; the loader turns those into
- * `W-SEC-019` warnings and drops them before the real validation (contract: unknown keys are a
- * warning, not an error).
+ * `W-SEC-019` warnings and drops them before the real validation (docs/manifest.md: an unknown key
+ * is a warning, not an error — except a misspelt section, E-MAN-004, misspelt_sections.ts).
  */
 import { spawnName } from "./spawn.ts";
 import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";

@@ -14,7 +14,7 @@ import type { TraceFieldsOf } from "../trace_events.ts";
 import { bootstrapLog, type Workdir, writeResult } from "./workdir.ts";
 import { DetachedDelivery } from "./detached_delivery.ts";
 import { SpendMeter } from "./spend.ts";
-import { MurError } from "../errors.ts";
+import { MurError, warningLine } from "../errors.ts";
 import { IdSource } from "../ids.ts";
 import { hasRoom } from "./admission.ts";
 import { cancelTask } from "./cancel.ts";
@@ -148,6 +148,15 @@ export class Session {
   get decidedBy(): TaskRecord | null {
     return this.#verdict.decidedBy;
   }
+
+  /**
+   * The ms the session waited for a first task that never came (no `--task`, no task.md, nothing
+   * sent to the door in time), or null: `mur run` says so on stderr (W-RUN-004).
+   */
+  get waitedForNoTask(): number | null {
+    return this.#waitedForNoTask;
+  }
+  #waitedForNoTask: number | null = null;
 
   /** Writes session_start and runs on-session-start hooks. */
   async begin(fields: Partial<TraceFieldsOf["session_start"]> = {}): Promise<void> {
@@ -316,6 +325,9 @@ export class Session {
         const before = this.registry.all().length;
         await this.#wakeup.idle(this.#opts.idleTimeoutMs);
         waitedInVain = this.registry.all().length === before && !this.registry.nextQueued();
+        if (waitedInVain && !ranAny && before === 0) {
+          this.#waitedForNoTask = this.#opts.idleTimeoutMs;
+        }
       }
     }
     this.#closing = true;
@@ -438,6 +450,13 @@ export class Session {
       // The last spans go out (bounded wait) and their count is in the trace before session_end.
       const report = await this.#opts.otel.finish(this.#clock(), this.status);
       if (!this.#endWritten) this.trace.write("otel_export", this.#sessionEvt, report);
+      // As push does for what it could not deliver (W-PUSH-001): one line, not only the trace.
+      if (report.dropped > 0) {
+        this.#opts.warn(warningLine(
+          "W-OTEL-002",
+          `${report.dropped} of ${report.spans} OpenTelemetry spans were not exported to ${report.endpoint} (collector unreachable, refused or too slow); the trace's otel_export line counts them`,
+        ));
+      }
     }
     this.#writeEnd(durationMs);
     return this.status;

@@ -14,6 +14,7 @@ import { classify, eventTaskId } from "./schema.ts";
 import { stateWord } from "./format.ts";
 import { Follow, type TaskToFollow } from "./follow.ts";
 import { Outcomes, WATCH_EXIT } from "./outcome.ts";
+import { murLine } from "../invocation.ts";
 export interface WatchTarget {
   /** `host:port` of the door. */
   url: string;
@@ -119,7 +120,7 @@ export async function openWatch(
     throw new MurError(
       "E-IO-004",
       `the door at ${target.url} did not open a watch stream (HTTP ${res.status}): ${why}`,
-      "is this address a murmur capsule's door? mur ps lists the running sessions",
+      `is this address a murmur capsule's door? \`${murLine("ps")}\` lists the running sessions`,
     );
   }
   return res;
@@ -142,7 +143,9 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
       throw new MurError(
         "E-RUN-048",
         `${target.name} holds no task ${follow.id} (${check.why})`,
-        "mur watch --json | jq -r '.event.statusUpdate.taskId // empty' | uniq lists the session's task ids",
+        `\`${
+          watchLine(target, "--json")
+        } | jq -r '.event.statusUpdate.taskId // empty' | uniq\` lists the session's task ids`,
       );
     }
     if (check.kind === "unknown") {
@@ -223,10 +226,19 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
   const where = lastId === undefined ? "lost before any event" : `lost after event id ${lastId}`;
   const lost = new MurError(
     "E-IO-003",
-    `connection to ${target.name} ${where} — the capsule may still be running; run mur watch again to reattach`,
+    `connection to ${target.name} ${where} — the capsule may still be running; run \`${
+      watchLine(target)
+    }\` again to reattach`,
   );
   const code = outcomes.code(WATCH_EXIT.lost, exitStatus);
   if (code === WATCH_EXIT.lost) throw lost;
   await io.stderr(lost.format() + "\n");
   return code;
+}
+
+/** The `mur watch` command line that watches `target` again (by session id, or by --url). */
+function watchLine(target: WatchTarget, ...more: string[]): string {
+  return /^ses_[0-9a-f]{32}$/.test(target.name)
+    ? murLine("watch", target.name, ...more)
+    : murLine("watch", "--url", target.name, ...more);
 }

@@ -18,7 +18,7 @@ import {
 
 const ESC = "\x1b[";
 const LOST =
-  /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+ — the capsule may still be running; run mur watch again to reattach$/;
+  /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+ — the capsule may still be running; run `.*mur watch ses_[0-9a-f]{32}` again to reattach$/;
 
 interface Line {
   id: number | null;
@@ -213,6 +213,20 @@ Deno.test("--task: one task's lines, ending at its final status; an unknown task
     assertEquals(events[0].id, null); // the connection-ack is the session's, kept
     assert(events.slice(1).every((l) => taskOf(l.event) === fail), f.stdout);
     assertEquals(stateOf(events.at(-1)!.event), "TASK_STATE_FAILED");
+
+    // The label a status line shows ([tsk a1b2c3], the id's last 6 hex digits) names it too,
+    // as it does for mur cancel.
+    const byLabel = await mur(["watch", "--task", weather.slice(-6)], env);
+    assertEquals(byLabel.code, 0, byLabel.stderr);
+    assertEquals(byLabel.stdout, w.stdout);
+    const noLabel = await mur(["watch", "--task", "ffff00"], env);
+    assertEquals(noLabel.code, 1);
+    assert(
+      noLabel.stderr.startsWith(
+        `error[E-RUN-048]: ${cap.ready.session_id} holds no task ending in ffff00`,
+      ),
+      noLabel.stderr,
+    );
 
     const missing = "tsk_0199c4e2f1b7712a9d3e4f5061720000";
     const m = await mur(["watch", "--task", missing], env);

@@ -5,6 +5,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { listRunningRecords } from "../../src/home/running_records.ts";
 import { LineReader, MAIN, runMur, spawnMur, tempHome } from "./helpers.ts";
+import { murLine } from "../../src/invocation.ts";
 
 const MANIFEST = `name: realwatch
 version: "0.2.0"
@@ -190,7 +191,7 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     assertEquals((await w.child.status).code, 1);
     const errs = await w.err.rest();
     assert(
-      /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+ — the capsule may still be running; run mur watch again to reattach$/
+      /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+ — the capsule may still be running; run `.*mur watch ses_[0-9a-f]{32}` again to reattach$/
         .test(errs.at(-1)!),
       errs.join("\n"),
     );
@@ -239,7 +240,9 @@ Deno.test("real capsule killed before any event: watch exits 1, 'lost before any
     assertEquals((await live.child.status).code, 1);
     assertEquals(
       (await live.err.rest()).at(-1),
-      `error[E-IO-003]: connection to ${capsule.ready.url} lost before any event — the capsule may still be running; run mur watch again to reattach`,
+      `error[E-IO-003]: connection to ${capsule.ready.url} lost before any event — the capsule may still be running; run \`${
+        murLine("watch", "--url", capsule.ready.url)
+      }\` again to reattach`,
     );
   } finally {
     live?.kill();

@@ -12,13 +12,16 @@ import {
   taskFrame,
 } from "../watch/fake_door.ts";
 import { fakeSessionId, MAIN, runMur, spawnMur, tempHome, writeRecord } from "./helpers.ts";
+import { murLine } from "../../src/invocation.ts";
 
 const T1 = "tsk_0199c4e2f1b7712a9d3e4f5061728394";
 const T2 = "tsk_0199c4e2f1b7712a9d3e4f5061728395";
 const T3 = "tsk_0199c4e2f1b7712a9d3e4f5061728396";
 const C1 = "ctx_0199c4e2f1b7712a9d3e4f50617283a1";
 
-const E_IO_003_TAIL = " — the capsule may still be running; run mur watch again to reattach";
+/** The end of E-IO-003's line: the command that watches the same target again (as printed). */
+const reattach = (...target: string[]) =>
+  ` — the capsule may still be running; run \`${murLine("watch", ...target)}\` again to reattach`;
 
 Deno.test("mur watch prints text, a tool call, a failure, a rejection and a completion", async () => {
   const sid = fakeSessionId();
@@ -165,7 +168,9 @@ Deno.test("a connection lost after an event: exit 1 and E-IO-003 naming the last
     const lines = r.stderr.trimEnd().split("\n");
     assertEquals(
       lines.at(-1),
-      `error[E-IO-003]: connection to ${door.url} lost after event id 42${E_IO_003_TAIL}`,
+      `error[E-IO-003]: connection to ${door.url} lost after event id 42${
+        reattach("--url", door.url)
+      }`,
     );
   } finally {
     await door.close();
@@ -194,7 +199,9 @@ Deno.test("a connection lost before any event: exit 1 and 'lost before any event
     assertEquals(r.stdout, "");
     assertEquals(
       r.stderr.trimEnd().split("\n").at(-1),
-      `error[E-IO-003]: connection to ${door.url} lost before any event${E_IO_003_TAIL}`,
+      `error[E-IO-003]: connection to ${door.url} lost before any event${
+        reattach("--url", door.url)
+      }`,
     );
   } finally {
     await door.close();
@@ -373,7 +380,7 @@ Deno.test("mur watch SESSION resolves the record, presents its operator token, n
       r.stderr,
       [
         `[murmur] watching ${sid} (fake@0.0.1) at ${door.url}`,
-        `error[E-IO-003]: connection to ${sid} lost after event id 5${E_IO_003_TAIL}`,
+        `error[E-IO-003]: connection to ${sid} lost after event id 5${reattach(sid)}`,
         "",
       ].join("\n"),
     );

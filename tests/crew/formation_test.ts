@@ -158,7 +158,24 @@ Deno.test("formation: an edge token reaches its callee's member-call methods and
     const intoLead = await call(f.line.url, "GetTask", { id: task.id }, reviewerToCoder);
     assertEquals(intoLead.status, 403);
     const forged = leadToReviewer.slice(0, -2) + (leadToReviewer.endsWith("A") ? "BB" : "AA");
-    assertEquals((await call(byName.reviewer.url, "GetTask", { id: "x" }, forged)).status, 401);
+    const refused = await call(byName.reviewer.url, "GetTask", { id: "x" }, forged);
+    assertEquals(refused.status, 401);
+    // A 401 says where this member's own token is: its running record, which mur ps reads.
+    const reviewer = byName.reviewer.session_id!;
+    const record = `${f.home}/running/${reviewer}.json`;
+    for (const r of [refused, await call(byName.reviewer.url, "ListTasks", {})]) {
+      assertEquals(r.status, 401);
+      const said = r.body.message as string;
+      assert(
+        said.includes(
+          `this door is member 'reviewer' of formation ${f.line.formation_id}: its operator token is tokens.operator in its running record, ${record}`,
+        ),
+        said,
+      );
+      assert(/ ps` lists the formation's members/.test(said), said);
+    }
+    const operator = JSON.parse(await Deno.readTextFile(record)).tokens.operator as string;
+    assertEquals((await call(byName.reviewer.url, "ListTasks", {}, operator)).status, 200);
   } finally {
     await f.close();
   }

@@ -56,6 +56,7 @@ interface Run {
   traceText: string;
   code: number;
   stdout: string;
+  stderr: string;
   trace: Rec[];
   result: string;
 }
@@ -76,6 +77,7 @@ async function run(o: { observability?: Rec; env?: Record<string, string> }): Pr
       traceText: await Deno.readTextFile(`${workdir}/trace.jsonl`),
       code: end.code,
       stdout: end.stdout,
+      stderr: end.stderr,
       trace: await traceOf(workdir),
       result: await Deno.readTextFile(`${workdir}/out/result.txt`),
     };
@@ -250,6 +252,7 @@ Deno.test("the span tree of a session with a tool call, a reopen and a failure, 
   assertEquals(report.endpoint, `${receiver.url}/v1/traces`);
   assertEquals([report.spans, report.exported, report.dropped], [spans.length, spans.length, 0]);
   assertEquals(spans.length, 9);
+  assert.doesNotMatch(r.stderr, /W-OTEL-002/, "nothing dropped, nothing to say");
 });
 
 Deno.test("otel_content: true puts tool input, command lines and the task's text on the spans", async () => {
@@ -302,7 +305,16 @@ Deno.test("a collector that is down or never answers: same session, same result,
     assertEquals(report.exported, 0, `collector ${what}`);
     assertEquals(report.spans, 9, `collector ${what}`);
     assertEquals(report.dropped, 9, `collector ${what}`);
+    // One line on stderr says so, as push does for what it could not deliver.
+    assertEquals(
+      r.stderr.split("\n").filter((l) => l.startsWith("warning[W-OTEL-002]")),
+      [
+        `warning[W-OTEL-002]: 9 of 9 OpenTelemetry spans were not exported to ${report.endpoint} (collector unreachable, refused or too slow); the trace's otel_export line counts them`,
+      ],
+      `collector ${what}`,
+    );
   }
+  assert.doesNotMatch(baseline.stderr, /W-OTEL-002/);
 
   // `mur trace` says it too.
   const dir = await Deno.makeTempDir({ prefix: "mur-otel-trace-" });

@@ -74,3 +74,24 @@ Deno.test("deno task compile with a bad target exits 2 before building or writin
   await assert.rejects(Deno.stat(`${ROOT}src/build_info.json`));
   await assert.rejects(Deno.stat(`${ROOT}dist/never`));
 });
+
+Deno.test("deno task compile that cannot get its runtime ends with E-BLD-001, not a connection code", async () => {
+  const tmp = await Deno.makeTempDir({ prefix: "mur-compile-" });
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", `${ROOT}scripts/build.ts`],
+    // No network here either way: a DENORT_BIN that is not there fails the same step, at once.
+    env: { MUR_OUTPUT: `${tmp}/mur`, DENORT_BIN: `${tmp}/no-denort` },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(out.stderr);
+  assert.notEqual(out.code, 0, err);
+  assertEquals(
+    err.trimEnd().split("\n").at(-1),
+    "error[E-BLD-001]: deno compile failed (its output is above); it downloads its runtime (denort) from Deno's servers unless DENORT_BIN names a local denort binary",
+  );
+  assert.ok(!err.includes("E-IO-003"), err);
+  await assert.rejects(Deno.stat(`${ROOT}src/build_info.json`));
+  await assert.rejects(Deno.stat(`${tmp}/mur`));
+  await Deno.remove(tmp, { recursive: true });
+});

@@ -146,7 +146,7 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
       const stderr = r.stderr;
       assert.equal(r.code, 1, stderr);
       assert.match(stderr, /error\[E-IO-003\]: connection to .* lost after event id \d+/);
-      assert.match(stderr, /run mur watch again to reattach/);
+      assert.match(stderr, /run `.*mur watch .*` again to reattach/);
     }
 
     const oldTrace = await traceLines(wd);

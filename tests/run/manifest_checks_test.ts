@@ -1,6 +1,7 @@
 /**
  * Mistakes caught at load, not at the model's first call, as `mur run` prints them: a misspelt
- * key gets "did you mean", a capsule with no inference block says it runs the scripted model, a
+ * section whose real one is absent is an error (E-MAN-004), another misspelt key gets "did you
+ * mean", a capsule with no inference block says it runs the scripted model, a
  * shell binary or a tool's or hook's program missing from PATH is named, a policy hook that
  * cannot see shell calls is named, and every manifest error is reported at once.
  */
@@ -24,12 +25,37 @@ async function run(yaml: string, extra: string[] = []) {
 const lines = (stderr: string, code: string) =>
   stderr.split("\n").filter((l) => l.startsWith(`warning[${code}]`));
 
-Deno.test("a misspelt inference block: did you mean 'inference', and it says the scripted model runs", async () => {
+Deno.test("a misspelt section is an error when the real one is absent: a provider config never runs scripted", async () => {
   const r = await run(`name: typo
 version: "1"
 inferance:
   driver: anthropic
   model: claude-haiku-4-5
+lifecycel:
+  after_task: exit
+`);
+  assertEquals(r.code, 1, r.stderr);
+  assertEquals(r.stdout, "", "no session started");
+  const errors = r.stderr.split("\n").filter((l) => l.startsWith("error["));
+  assertEquals(errors, [
+    "error[E-MAN-004]: murmur.yaml: 'inferance' is not a section mur knows, and 'inference' is missing: did you mean 'inference'? (a misspelt section would be ignored, leaving 'inference' at its defaults)",
+    "error[E-MAN-004]: murmur.yaml: 'lifecycel' is not a section mur knows, and 'lifecycle' is missing: did you mean 'lifecycle'? (a misspelt section would be ignored, leaving 'lifecycle' at its defaults)",
+  ]);
+  assert.match(r.stderr, /\n {2}hint: fix the manifest at .*murmur\.yaml\n$/);
+  assertEquals(
+    lines(r.stderr, "W-MAN-001"),
+    [],
+    "nothing says the scripted model runs: nothing runs",
+  );
+});
+
+Deno.test("a near-miss beside its real section, or below the top level, is a warning and the session runs", async () => {
+  const r = await run(`name: typo
+version: "1"
+inference:
+  driver: scripted
+inferance:
+  driver: anthropic
 lifecycle:
   after_tasks: exit
 `);
@@ -40,13 +66,20 @@ lifecycle:
       "warning[W-SEC-019]: murmur.yaml: unknown key 'lifecycle.after_tasks' is ignored; did you mean 'after_task'?",
     ].sort(),
   );
-  const scripted = lines(r.stderr, "W-MAN-001");
-  assertEquals(scripted.length, 1, r.stderr);
-  assert.match(
-    scripted[0],
-    /no inference\.driver is declared, so this capsule runs the built-in scripted model: every task gets one short canned answer and no model is called/,
-  );
-  // The session then runs as it said it would.
+  assert.doesNotMatch(r.stderr, /error\[/);
+  assert.match(r.stdout, /\nstatus: ok\n$/);
+});
+
+Deno.test("an unknown top-level key far from every section stays a warning", async () => {
+  const r = await run(`name: far
+version: "1"
+inference:
+  driver: scripted
+x-notes: mine
+`);
+  assertEquals(lines(r.stderr, "W-SEC-019"), [
+    "warning[W-SEC-019]: murmur.yaml: unknown key 'x-notes' is ignored",
+  ]);
   assert.match(r.stdout, /\nstatus: ok\n$/);
 });
 

@@ -50,7 +50,7 @@ Deno.test("mur run: human lines — url and session while the task runs, status 
   }
 });
 
-Deno.test("mur run -v: workdir, manifest, driver, skills and page lines after the session line", async () => {
+Deno.test("mur run -v: workdir, manifest, driver, skills, page, watch and stop lines after the session line", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: QUICK,
@@ -61,7 +61,7 @@ Deno.test("mur run -v: workdir, manifest, driver, skills and page lines after th
     const end = await run.end();
     assertEquals(end.code, 0, end.stderr);
     const lines = end.stdout.trimEnd().split("\n");
-    assertEquals(lines.length, 8, end.stdout);
+    assertEquals(lines.length, 10, end.stdout);
     assert.match(lines[0], /^murmur: url localhost:\d+$/);
     assert.match(lines[1], /^session: ses_[0-9a-f]{32}$/);
     const id = lines[1].slice("session: ".length);
@@ -75,7 +75,9 @@ Deno.test("mur run -v: workdir, manifest, driver, skills and page lines after th
     assertEquals(lines[4], "driver: scripted");
     assertEquals(lines[5], "skills: none");
     assertEquals(lines[6], `page: http://${lines[0].slice("murmur: url ".length)}/ui`);
-    assertEquals(lines[7], "status: ok");
+    assert.match(lines[7], new RegExp(`^watch: \\S.* watch ${id}$`));
+    assert.match(lines[8], new RegExp(`^stop: \\S.* stop ${id}$`));
+    assertEquals(lines[9], "status: ok");
   } finally {
     await run.close();
   }

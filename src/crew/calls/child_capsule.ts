@@ -16,6 +16,7 @@ import { MurError } from "../../errors.ts";
 import { trackGroup } from "../../process_groups.ts";
 import { groupLeaderSpawn } from "../../tools/group_leader.ts";
 import { LIFELINE_ENV } from "./lifeline.ts";
+import { murLine, murPath } from "../../invocation.ts";
 
 /** The `--json` readiness line of `mur run` (README "Running a capsule: `mur run`"). */
 export interface ChildReadyLine {
@@ -159,7 +160,9 @@ export class ChildCapsule {
       throw new MurError(
         "E-RUN-045",
         `capsule ${label} did not come up: ${why}${said}`,
-        "run it alone with `mur run --manifest <path>` to see why",
+        `run it alone with \`${
+          murLine("run", "--manifest", murPath(absolute(o.manifest, o.cwd)))
+        }\` to see why`,
       );
     };
 
@@ -276,4 +279,10 @@ async function within(p: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
   clearTimeout(timer);
+}
+
+/** `path` made absolute against `cwd` (the child's), else this process's working directory. */
+function absolute(path: string, cwd?: string): string {
+  if (path.startsWith("/")) return path;
+  return `${cwd ?? Deno.cwd()}/${path}`;
 }

@@ -18,6 +18,7 @@ import { type FormationMemberRecord, readFormationRecord } from "./formation_rec
 import { launcherAlive, pruneFormation } from "./formation_ps.ts";
 import { MEMBER_STOP_GRACE_MS } from "./launch.ts";
 import { LIFELINE_GRACE_MS } from "../calls/lifeline.ts";
+import { murLine } from "../../invocation.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -55,7 +56,7 @@ export async function stopFormation(id: string, timeoutMs: number): Promise<stri
     throw new MurError(
       "E-RUN-022",
       `no formation ${id} is running on this machine`,
-      "mur ps lists the running formations",
+      `\`${murLine("ps")}\` lists the running formations`,
     );
   }
   const members = rec.members.filter((m) => m.pid !== undefined);

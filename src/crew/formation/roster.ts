@@ -9,6 +9,7 @@
 import { errorMessage, MurError } from "../../errors.ts";
 import { loadManifest, parseYaml } from "../../manifest/load.ts";
 import { pathError } from "../../path_errors.ts";
+import { murLine, murPath } from "../../invocation.ts";
 
 export const ROSTER_VERSION = 1;
 const NAME = /^[a-z][a-z0-9-]{0,31}$/;
@@ -83,7 +84,9 @@ export async function admitMembers(
         throw new MurError(
           "E-ROS-007",
           `${roster.path}: member '${m.name}' cannot be admitted: ${errorMessage(e)}`,
-          "run `mur run --manifest <its manifest>` alone to see the fault in full",
+          `run \`${
+            murLine("run", "--manifest", murPath(m.manifest))
+          }\` alone to see the fault in full`,
         );
       }
     } else if (!env(m.tokenEnv!)) {

@@ -1,0 +1,41 @@
+/**
+ * A launch with no task (no `--task`, no task.md) waits for one on its door; when none comes in
+ * `MURMUR_A2A_TIMEOUT_SECS` the session ends ok, and stderr says no task came (W-RUN-004), so
+ * an empty `status: ok` is not mistaken for work done. A launch that ran a task says nothing.
+ */
+import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { spawnRun } from "./helpers.ts";
+
+const MANIFEST = { name: "idle", version: "0.1.0", inference: { driver: "scripted" } };
+
+Deno.test("no task came: the session ends ok and W-RUN-004 says it waited and ran nothing", async () => {
+  const run = await spawnRun({ manifest: MANIFEST, env: { MURMUR_A2A_TIMEOUT_SECS: "0.3" } });
+  try {
+    const end = await run.end(60_000);
+    assertEquals(end.code, 0, end.stderr);
+    assert.match(end.stdout, /\nstatus: ok\n$/);
+    assertEquals(
+      end.stderr.split("\n").filter((l) => l.startsWith("warning[W-RUN-004]")),
+      [
+        "warning[W-RUN-004]: no task came: the session waited 0.3 s for one (no --task, no task.md, nothing sent to its door) and ended without running any; give --task TEXT, or send a task sooner (MURMUR_A2A_TIMEOUT_SECS sets the wait)",
+      ],
+    );
+  } finally {
+    await run.close();
+  }
+});
+
+Deno.test("a launch that ran its task does not say no task came", async () => {
+  const run = await spawnRun({
+    manifest: MANIFEST,
+    args: ["--task", "hello"],
+    env: { MURMUR_A2A_TIMEOUT_SECS: "0.3" },
+  });
+  try {
+    const end = await run.end(60_000);
+    assertEquals(end.code, 0, end.stderr);
+    assert.doesNotMatch(end.stderr, /W-RUN-004/);
+  } finally {
+    await run.close();
+  }
+});
