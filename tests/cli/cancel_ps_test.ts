@@ -105,7 +105,7 @@ Deno.test("mur cancel SESSION TASK_ID: state and what keeps running; ended and u
       unknown.stderr,
     );
     // The hint says where task ids are shown, and it is true (tests/cli/watch_real_test.ts).
-    assert(unknown.stderr.includes("mur watch names each status line's task"), unknown.stderr);
+    assert(unknown.stderr.includes("watch` names each status line's task"), unknown.stderr);
     const req = door.requests.find((q) => q.method === "CancelTask")!;
     assertEquals((req.body as { params: unknown }).params, { id: T1 });
     assertEquals(req.headers.get("a2a-version"), "1.0");
