@@ -21,6 +21,12 @@ const addressHint = () =>
     murLine("ps")
   }\` lists them`;
 
+/** How to start a capsule, or reach one elsewhere: a hint when none is running. */
+const startOne = () =>
+  `start one with \`${
+    murLine("run", "--manifest", "DIR")
+  }\`, or use --url HOST:PORT for a door elsewhere`;
+
 export type SessionAddress =
   | { kind: "ordinal"; n: number }
   | { kind: "id"; id: string }
@@ -69,9 +75,7 @@ export async function resolveSession(
     throw new MurError(
       "E-RUN-022",
       "no capsule is running on this machine",
-      `start one with \`${
-        murLine("run", "--manifest", "DIR")
-      }\`, or use --url HOST:PORT for a door elsewhere (records: ${runningDir(home)})`,
+      `${startOne()} (records: ${runningDir(home)})`,
     );
   }
   let rec: RunningRecord;
@@ -81,9 +85,7 @@ export async function resolveSession(
       throw new MurError(
         "E-RUN-022",
         "no capsule is running on this machine",
-        `start one with \`${
-          murLine("run", "--manifest", "DIR")
-        }\`, or use --url HOST:PORT for a door elsewhere`,
+        startOne(),
       );
     }
     if (addr.n > live.length) {

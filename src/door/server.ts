@@ -106,11 +106,8 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
       o.formation,
     )
     : null;
-  const gate = new Gate(
-    auth,
-    manifest.name,
-    o.formation && memberTokens(o.formation, o.session.id),
-  );
+  const where = o.formation && memberTokens(o.formation, o.session.id);
+  const gate = new Gate(auth, manifest.name, where);
   // Filled in once the port is known (the card names it); no request is served before.
   const cards: ServedCards = { publicBody: "", extendedValue: null, etag: "", modified: "" };
   const push = o.push ?? null;
