@@ -48,7 +48,7 @@ async function rpc(base: string, method: string, params: unknown) {
 }
 
 /** One measurement: K watchers over `bases`, one flood of `n` events, its delivery rate. */
-async function measure(
+export async function measure(
   label: string,
   capBase: string,
   bases: string[],
@@ -110,7 +110,7 @@ async function measure(
   };
 }
 
-function paced(groups: number) {
+export function paced(groups: number) {
   const steps: Record<string, unknown>[] = [];
   for (let g = 0; g < groups; g++) steps.push({ text: "x", repeat: 50 }, { delay_ms: 100 });
   return steps;

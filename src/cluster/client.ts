@@ -1,7 +1,7 @@
 /**
  * The one Redis interface the publisher (publisher.ts) and the edge (src/edge/) use, over ioredis
  * (docs/edge.md "Redis"): one server, a Redis Cluster reached through any one node (found by asking
- * that node `INFO cluster`; the client then follows `MOVED` / `ASK` and failovers), or a primary
+ * that node `CLUSTER INFO`; the client then follows `MOVED` / `ASK` and failovers), or a primary
  * named by sentinels, over TCP or TLS, with ACL users. ioredis reconnects by itself; while it is
  * not connected every command fails at once with `RedisDown` (no offline queue), so the callers'
  * own outage handling (report once, back off, resync) sees the outage rather than a queue that
@@ -10,65 +10,29 @@
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
 import type { RedisTarget } from "../manifest/redis_url.ts";
+import {
+  type Command,
+  type RedisClient,
+  RedisDown,
+  RedisReplyError,
+  type RedisSubscriber,
+  type Reply,
+} from "./client_types.ts";
 
 export type { RedisTarget };
-
-/** A reply as ioredis gives it: text, an integer, null or an array of replies. */
-export type Reply = string | number | null | Reply[];
-export type Command = readonly (string | number)[];
-
-/** Redis answered this command with an error reply. */
-export class RedisReplyError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "RedisReplyError";
-  }
-}
-
-/** No connection to Redis (or it broke while the command was out). */
-export class RedisDown extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = "RedisDown";
-  }
-}
-
-export interface RedisSubscriber {
-  subscribe(channel: string): void;
-  unsubscribe(channel: string): void;
-  close(): void;
-}
-
-export interface RedisClient {
-  readonly target: RedisTarget;
-  /** "server", "cluster" or "sentinel", once connected; "unknown" until then. */
-  readonly topology: "unknown" | "server" | "cluster" | "sentinel";
-  /** Resolves once connected; rejects with `RedisDown` (naming the last error) after `ms`. */
-  ready(ms: number): Promise<void>;
-  /** One command; an error reply rejects with `RedisReplyError`, no connection with `RedisDown`. */
-  call(cmd: Command): Promise<Reply>;
-  /**
-   * Commands on the keys of one hash slot (one session's keys) in one write; each command's reply
-   * or its error reply. `RedisDown` when the connection is gone.
-   */
-  pipeline(cmds: readonly Command[]): Promise<(Reply | RedisReplyError)[]>;
-  /**
-   * A connection of its own for pub/sub: `onMessage` for each message on a subscribed channel,
-   * `onReady` each time it (re)connects with its subscriptions restored (messages meanwhile are
-   * lost: a subscriber catches up by reading).
-   */
-  subscriber(
-    onMessage: (channel: string, message: string) => void,
-    onReady: () => void,
-  ): RedisSubscriber;
-  close(): void;
-}
+export { RedisDown, RedisReplyError } from "./client_types.ts";
+export type { Command, RedisClient, RedisSubscriber, Reply } from "./client_types.ts";
 
 export interface ClientOptions {
   /** PEM text of CA certificates for `rediss://` (MURMUR_REDIS_CA), beside the default roots. */
   ca?: string;
   /** Batch the commands of one tick into one write (the edge's many small reads). */
   autoPipeline?: boolean;
+  /**
+   * `CLIENT SETNAME` of every connection (the bench tells its own apart). Not set by mur itself: an
+   * ACL user without `CLIENT` (as managed Redis may give) could then not connect at all.
+   */
+  name?: string;
 }
 
 const RETRY_MS = (n: number) => Math.min(100 * 2 ** Math.min(n, 5), 2000);
@@ -91,6 +55,7 @@ function baseOptions(t: RedisTarget, o: ClientOptions): RedisOptions {
     retryStrategy: RETRY_MS,
     enableAutoPipelining: o.autoPipeline === true,
     lazyConnect: false,
+    ...(o.name ? { connectionName: o.name } : {}),
   };
 }
 
@@ -127,13 +92,13 @@ class IoRedisClient implements RedisClient {
         this.#probe = null;
         return ready();
       }
+      // CLUSTER INFO (not INFO, which ACLs often deny as @dangerous): an error reply ("cluster
+      // support disabled", or a user not allowed it) means one server.
       let info = "";
       try {
-        info = String(await probe.info("cluster"));
-      } catch (e) {
-        this.#lastError = (e as Error).message;
-      }
-      if (!/cluster_enabled:1/.test(info)) {
+        info = String(await probe.call("CLUSTER", "INFO"));
+      } catch { /* one server */ }
+      if (!/cluster_state:/.test(info)) {
         this.#topology = "server";
         this.#inner = probe;
         this.#probe = null;
@@ -269,22 +234,4 @@ class IoRedisClient implements RedisClient {
 /** A client for `target`; it connects (and reconnects) by itself: see `ready`. */
 export function openRedis(target: RedisTarget, o: ClientOptions = {}): RedisClient {
   return new IoRedisClient(target, o);
-}
-
-/**
- * The PEM file `MURMUR_REDIS_CA` names, read; one that cannot be read is said (`warn`) and left
- * out, so the TLS handshake's own error names what the server's certificate lacked.
- */
-export function readCa(path: string | undefined, warn: (line: string) => void): string | undefined {
-  if (!path) return undefined;
-  try {
-    return Deno.readTextFileSync(path);
-  } catch (e) {
-    warn(
-      `warning[W-CLU-001]: MURMUR_REDIS_CA ${path}: ${
-        (e as Error).message
-      }; using the default CA roots`,
-    );
-    return undefined;
-  }
 }

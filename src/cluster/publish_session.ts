@@ -9,7 +9,7 @@ import type { ClusterConfig, Manifest } from "../manifest/types.ts";
 import { takesTasks } from "../session/lifecycle.ts";
 import type { TraceWriter } from "../trace_writer.ts";
 import { PUBLISH_QUEUE, type PublishedSession, Publisher } from "./publisher.ts";
-import { openRedis, readCa } from "./client.ts";
+import { lazyImport } from "../lazy.ts";
 import { parseRedisUrl } from "../manifest/redis_url.ts";
 
 /**
@@ -50,7 +50,39 @@ export interface PublishInput {
   warn(line: string): void;
 }
 
-export function startPublishing(p: PublishInput): Publisher {
+/** The session's publishing, under way: `stop` publishes what is left (publisher.ts `stop`). */
+export interface Publishing {
+  stop(ms?: number): Promise<void>;
+}
+
+/**
+ * Starts publishing without waiting for the Redis client to load: ioredis and Node's net and tls
+ * cost a capsule about 150–250 ms of start on this project's busy 2-core machine (BENCHMARKS.md,
+ * the Redis rows), which `mur run`'s readiness line does not wait for. Events the session writes
+ * meanwhile are in its log's replay ring, which the publisher publishes first.
+ */
+export function startPublishing(p: PublishInput): Publishing {
+  const client = lazyImport<typeof import("./client.ts")>(new URL("./client.ts", import.meta.url));
+  const publisher = client.then((m) => makePublisher(p, m.openRedis)).catch((e) => {
+    p.warn(
+      warningLine(
+        "W-CLU-001",
+        `the Redis client did not load (${(e as Error).message}); this session is not published`,
+      ),
+    );
+    return null;
+  });
+  return {
+    async stop(ms) {
+      await (await publisher)?.stop(ms);
+    },
+  };
+}
+
+function makePublisher(
+  p: PublishInput,
+  openRedis: typeof import("./client.ts").openRedis,
+): Publisher {
   const target = parseRedisUrl(p.cluster.redis, p.env("MURMUR_REDIS_PASSWORD"));
   // The manifest's check parsed the same URL: a string here cannot happen.
   if (typeof target === "string") throw new Error(`cluster.redis: ${target}`);
@@ -90,4 +122,25 @@ export function startPublishing(p: PublishInput): Publisher {
       });
     },
   });
+}
+
+/**
+ * The PEM file `MURMUR_REDIS_CA` names, read; one that cannot be read is said (`warn`) and left
+ * out, so the TLS handshake's own error names what the server's certificate lacked.
+ */
+function readCa(path: string | undefined, warn: (line: string) => void): string | undefined {
+  if (!path) return undefined;
+  try {
+    return Deno.readTextFileSync(path);
+  } catch (e) {
+    warn(
+      warningLine(
+        "W-CLU-001",
+        `MURMUR_REDIS_CA ${path} cannot be read (${
+          (e as Error).message
+        }); using the default CA roots`,
+      ),
+    );
+    return undefined;
+  }
 }

@@ -19,7 +19,7 @@ import type { Subscription } from "../events/subscription.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { ALIVE_TTL_MS, KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
-import { type Command, type RedisClient, RedisReplyError, type Reply } from "./client.ts";
+import { type Command, type RedisClient, RedisReplyError, type Reply } from "./client_types.ts";
 import { closedId, entryFields, entryId } from "./stream_entry.ts";
 
 /** Events held for publishing while Redis does not take them. */

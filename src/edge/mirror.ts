@@ -12,7 +12,7 @@
 import type { StreamResponse, Task, TaskState } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import { sessionKeys } from "../cluster/keys.ts";
-import type { RedisClient, Reply } from "../cluster/client.ts";
+import type { RedisClient, Reply } from "../cluster/client_types.ts";
 import { readEntry } from "../cluster/stream_entry.ts";
 import { EventLog, REPLAY_CAPACITY } from "../events/log.ts";
 import type { TaskProbe } from "../events/view.ts";

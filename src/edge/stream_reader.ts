@@ -14,7 +14,7 @@
  * checks `LAPSE_MS` apart, with Redis answering all along, means the capsule stopped refreshing
  * it (killed, hung): the session's streams end as its own door's do when its process dies.
  */
-import { type RedisClient, RedisDown } from "../cluster/client.ts";
+import { type RedisClient, RedisDown } from "../cluster/client_types.ts";
 import { sessionKeys, sessionOfWake } from "../cluster/keys.ts";
 
 /** Every followed session is read this often even without a wake. */
