@@ -3,15 +3,16 @@
  * its calls run one at a time in event order and never hold the loop up. A full queue drops the
  * new event; the session's end drains every queue within a budget and drops what is left.
  */
-import type { HookConfig } from "../manifest/types.ts";
+import type { BoundHook } from "../manifest/types.ts";
 import type { HookEvent } from "../session/hooks_api.ts";
 
 /** Events an async hook may have waiting; beyond this an event is dropped (`queue-overflow`). */
 export const ASYNC_QUEUE_CAPACITY = 64;
 
 interface Queue {
-  hook: HookConfig;
-  items: HookEvent[];
+  hook: BoundHook;
+  /** Each with the hook as its binding fired it (an unbound hook is queued for every binding). */
+  items: { hook: BoundHook; ev: HookEvent }[];
   busy: boolean;
   idle: Promise<void>;
   markIdle: () => void;
@@ -19,11 +20,11 @@ interface Queue {
 
 export interface QueueEvents {
   /** Runs one call and deals with its answer (an async hook commits nothing). */
-  run(h: HookConfig, ev: HookEvent): Promise<void>;
+  run(h: BoundHook, ev: HookEvent): Promise<void>;
   /** The queue was full: the event is dropped. */
-  overflow(h: HookConfig): void;
+  overflow(h: BoundHook): void;
   /** The drain budget ran out with `dropped` events still waiting. */
-  dropped(h: HookConfig, dropped: number, budgetMs: number): void;
+  dropped(h: BoundHook, dropped: number, budgetMs: number): void;
 }
 
 export class AsyncQueues {
@@ -34,7 +35,7 @@ export class AsyncQueues {
     private readonly capacity = ASYNC_QUEUE_CAPACITY,
   ) {}
 
-  enqueue(h: HookConfig, ev: HookEvent): void {
+  enqueue(h: BoundHook, ev: HookEvent): void {
     let q = this.#queues.get(h.name);
     if (!q) {
       let markIdle!: () => void;
@@ -47,7 +48,7 @@ export class AsyncQueues {
       this.on.overflow(h);
       return;
     }
-    q.items.push(ev);
+    q.items.push({ hook: h, ev });
     if (!q.busy) this.#work(q);
   }
 
@@ -80,7 +81,7 @@ export class AsyncQueues {
     q.busy = true;
     q.idle = new Promise<void>((r) => (q.markIdle = r));
     try {
-      for (let ev = q.items.shift(); ev; ev = q.items.shift()) await this.on.run(q.hook, ev);
+      for (let it = q.items.shift(); it; it = q.items.shift()) await this.on.run(it.hook, it.ev);
     } finally {
       q.busy = false;
       q.markIdle();

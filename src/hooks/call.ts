@@ -3,7 +3,7 @@
  * the workdir, under the per-call deadline; the answer read from stdout; a line in the hook's log
  * for every call, and its stderr under it.
  */
-import type { HookConfig } from "../manifest/types.ts";
+import type { BoundHook, HookConfig } from "../manifest/types.ts";
 import type { HookEvent } from "../session/hooks_api.ts";
 import { shellEnv } from "../tools/shell_env.ts";
 import { runHookCommand } from "./exec.ts";
@@ -18,7 +18,7 @@ export type Outcome =
 /** One finished call, as an observer hears it (src/otel/: a `capsule.hook` span). */
 export interface HookCallRecord {
   hook: string;
-  binding: HookConfig["binding"];
+  binding: BoundHook["binding"];
   mode: HookConfig["executionMode"];
   durationMs: number;
   /** Wall-clock ms when the call ended. */
@@ -41,7 +41,7 @@ export interface CallSetting {
 
 /** Runs the command once; logs the call and its stderr. */
 export async function callHook(
-  h: HookConfig,
+  h: BoundHook,
   ev: HookEvent,
   o: CallSetting,
   log: HookLog,

@@ -4,7 +4,7 @@
  * whose commit_policy is that arm, on the binding that policy belongs to. Anything else is
  * discarded loudly, with the sentence `unhonouredReason` ends.
  */
-import type { HookConfig } from "../manifest/types.ts";
+import type { BoundHook } from "../manifest/types.ts";
 import { BINDING_POLICY } from "../manifest/schema.ts";
 import type { HookArm } from "./output.ts";
 
@@ -35,7 +35,7 @@ function bindingsHonouring(policy: string): string {
  * Why a hook's answer is not used, as the end of a sentence that starts "hook <name> answered
  * <arm> on <binding>, but …": who may give that answer, and what this hook is instead.
  */
-export function unhonouredReason(h: HookConfig, arm: HookArm): string {
+export function unhonouredReason(h: BoundHook, arm: HookArm): string {
   if (arm.arm === "artifact") {
     return h.binding === "on-inference"
       ? "an async hook's artifact has no attempt to join"
@@ -51,7 +51,7 @@ export function unhonouredReason(h: HookConfig, arm: HookArm): string {
 }
 
 /** Whether this hook's answer is used. */
-export function honours(h: HookConfig, arm: HookArm): boolean {
+export function honours(h: BoundHook, arm: HookArm): boolean {
   if (arm.arm === "none") return true;
   if (arm.arm === "artifact") return h.binding === "on-inference" && h.executionMode === "blocking";
   const policy = ARM_POLICY[arm.arm];

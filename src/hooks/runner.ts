@@ -11,7 +11,7 @@
  * an arm the binding does not honour is discarded loudly (`hook_dispatch_error`).
  */
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
-import type { HookBinding, HookConfig } from "../manifest/types.ts";
+import { type BoundHook, firesAt, type HookBinding, type HookConfig } from "../manifest/types.ts";
 import type {
   CompactionAnswer,
   CompactionEvent,
@@ -62,11 +62,11 @@ export interface CommandHooksOptions {
 /** What one binding does with its hooks' calls; true from either stops the dispatch. */
 interface BindingRule {
   /** Which of the bound hooks take part (default: all). */
-  only?: (h: HookConfig) => boolean;
+  only?: (h: BoundHook) => boolean;
   /** Whether an async hook is queued (default); policy hooks are always awaited. */
   queue?: boolean;
-  failed(h: HookConfig, reason: string): boolean | void;
-  answered(h: HookConfig, arm: HookArm): boolean | void;
+  failed(h: BoundHook, reason: string): boolean | void;
+  answered(h: BoundHook, arm: HookArm): boolean | void;
 }
 
 export class CommandHooks implements Hooks {
@@ -82,7 +82,7 @@ export class CommandHooks implements Hooks {
       this.#logs.set(h.name, new HookLog(`${logs}/hook-${h.name}.log`));
     }
     this.hasCompaction = o.hooks.some((h) =>
-      h.binding === "on-compaction" && h.commitPolicy === "replace-context"
+      firesAt(h, "on-compaction") && h.commitPolicy === "replace-context"
     );
     this.#queues = new AsyncQueues({
       run: async (h, ev) => {
@@ -161,7 +161,7 @@ export class CommandHooks implements Hooks {
   async toolCall(ev: ToolCallEvent, shell: boolean): Promise<ToolCallDecision> {
     const binding = shell ? "on-shell" : "on-tool-call";
     let decision: ToolCallDecision = {};
-    const deny = (h: HookConfig, reason: string) => {
+    const deny = (h: BoundHook, reason: string) => {
       decision = { deny: { hook: h.name, reason } };
       return true;
     };
@@ -255,8 +255,10 @@ export class CommandHooks implements Hooks {
    * or answer handed to the rule, which may stop the dispatch.
    */
   async #each(binding: HookBinding, ev: HookEvent, rule: BindingRule): Promise<void> {
-    for (const h of this.#o.hooks) {
-      if (h.binding !== binding || (rule.only && !rule.only(h))) continue;
+    for (const declared of this.#o.hooks) {
+      if (!firesAt(declared, binding)) continue;
+      const h: BoundHook = { ...declared, binding };
+      if (rule.only && !rule.only(h)) continue;
       if (rule.queue !== false && h.executionMode === "async") {
         this.#queues.enqueue(h, ev);
         continue;
@@ -275,16 +277,16 @@ export class CommandHooks implements Hooks {
     });
   }
 
-  #log(h: HookConfig): HookLog {
+  #log(h: HookConfig | BoundHook): HookLog {
     return this.#logs.get(h.name)!;
   }
 
-  #call(h: HookConfig, ev: HookEvent) {
+  #call(h: BoundHook, ev: HookEvent) {
     return callHook(h, ev, this.#o, this.#log(h));
   }
 
   /** Whether this hook's binding and policy honour the arm; a loud discard when not. */
-  #honoured(h: HookConfig, arm: HookArm): boolean {
+  #honoured(h: BoundHook, arm: HookArm): boolean {
     if (honours(h, arm)) return true;
     this.#unhonoured(
       h,
@@ -294,7 +296,7 @@ export class CommandHooks implements Hooks {
     return false;
   }
 
-  #unhonoured(h: HookConfig, arm: HookArm, consequence: string): void {
+  #unhonoured(h: BoundHook, arm: HookArm, consequence: string): void {
     const why = unhonouredReason(h, arm);
     this.#log(h).line(`${h.binding}: answered ${arm.arm}, but ${why}; ${consequence}`);
     this.#o.warn(
@@ -313,7 +315,7 @@ export class CommandHooks implements Hooks {
     return path.startsWith(root) ? path.slice(root.length) : path;
   }
 
-  #failed(h: HookConfig, reason: string, consequence: string): void {
+  #failed(h: BoundHook, reason: string, consequence: string): void {
     this.#o.warn(
       `[murmur] hook ${h.name} failed on ${h.binding}: ${reason}; ${consequence} (${
         this.#logName(h)
@@ -321,7 +323,7 @@ export class CommandHooks implements Hooks {
     );
   }
 
-  #dispatchError(h: HookConfig, event: string, arm: string): void {
+  #dispatchError(h: BoundHook, event: string, arm: string): void {
     const trace = this.#o.trace();
     trace?.write("hook_dispatch_error", this.#o.sessionEventId(), {
       hook_name: h.name,

@@ -51,7 +51,7 @@ const hookManifestSchema = mapping({
   name: nonEmpty().optional(),
   version: nonEmpty().optional(),
   runtime: oneOf(["hook"]).optional(),
-  binding: oneOf(HOOK_BINDINGS),
+  binding: oneOf(HOOK_BINDINGS).optional(),
   execution_mode: oneOf(["blocking", "async"]).optional(),
   commit_policy: oneOf([
     "none",
@@ -203,7 +203,7 @@ async function readHookManifest(
   }
   return {
     name: id.name,
-    binding: doc.binding,
+    binding: doc.binding ?? null,
     executionMode: doc.execution_mode ?? DEFAULTS.executionMode,
     commitPolicy: doc.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(doc.command, folder, `${label}: command`),

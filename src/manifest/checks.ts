@@ -256,11 +256,21 @@ function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void 
  * artifacts (./artifacts.ts); null when the combination is valid.
  */
 export function hookPairProblem(
-  binding: HookBinding,
+  binding: HookBinding | undefined,
   commitPolicy: CommitPolicy | undefined,
   executionMode: "blocking" | "async" | undefined,
 ): string | null {
   const policy = commitPolicy ?? DEFAULTS.commitPolicy;
+  if (binding === undefined) {
+    // Unbound: every binding. A policy refusal needs the call it refuses.
+    if (policy === "deny") {
+      return "commit_policy 'deny' requires an explicit binding: 'on-shell' or 'on-tool-call'";
+    }
+    if (policy !== "none" && executionMode === "async") {
+      return `commit_policy '${policy}' requires execution_mode: blocking; an async hook can only use commit_policy 'none'`;
+    }
+    return null;
+  }
   const honored = BINDING_POLICY[binding];
   if (policy !== "none" && policy !== honored) {
     const honors = honored

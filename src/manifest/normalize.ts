@@ -262,7 +262,7 @@ async function hook(
 ): Promise<HookConfig> {
   return {
     name: h.name,
-    binding: h.binding,
+    binding: h.binding ?? null,
     executionMode: h.execution_mode ?? DEFAULTS.executionMode,
     commitPolicy: h.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(h.command, dir, `hooks[${i}].command`),

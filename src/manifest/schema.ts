@@ -417,7 +417,7 @@ const toolSchema = mapping({
 
 const hookSchema = mapping({
   name: nonEmpty(),
-  binding: oneOf(HOOK_BINDINGS),
+  binding: oneOf(HOOK_BINDINGS).optional(),
   execution_mode: oneOf(["blocking", "async"]).optional(),
   commit_policy: oneOf(COMMIT_POLICIES).optional(),
   command: command(),

@@ -209,13 +209,26 @@ export type ToolConfig = CommandToolConfig | BuiltinToolConfig;
 
 export interface HookConfig {
   name: string;
-  binding: HookBinding;
+  /**
+   * When it runs; `null` (no binding declared): at every binding, except `on-stage` for an async
+   * hook (docs/hooks.md "Bindings").
+   */
+  binding: HookBinding | null;
   executionMode: "blocking" | "async";
   commitPolicy: CommitPolicy;
   /** argv; a relative program path is resolved against the manifest folder. */
   command: string[];
   /** Variables the command gets besides mur's own (`MURMUR_ARTIFACT_CONFIG` of a hook artifact). */
   env?: Record<string, string>;
+}
+
+/** A hook as one binding fires it: an unbound hook takes the binding of the event it is called for. */
+export type BoundHook = HookConfig & { binding: HookBinding };
+
+/** Whether `h` runs at `binding` (an unbound hook: every binding but on-stage when async). */
+export function firesAt(h: HookConfig, binding: HookBinding): boolean {
+  if (h.binding !== null) return h.binding === binding;
+  return binding !== "on-stage" || h.executionMode === "blocking";
 }
 
 export interface Manifest {

@@ -9,7 +9,7 @@
  *   `--workdir DIR`, so sessions that use the same DIR one after another keep their traces apart
  *   (docs/running.md "Files").
  */
-import type { Manifest } from "../manifest/types.ts";
+import { firesAt, type Manifest } from "../manifest/types.ts";
 import { MUR_VERSION } from "../version.ts";
 import { pathError } from "../path_errors.ts";
 import { lockWorkdir, type WorkdirLock } from "./workdir_lock.ts";
@@ -156,7 +156,7 @@ export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
     `- Model: ${info.model}`,
     "- Workdir: ./",
     `- Context budget: ${m.context.maxTokens ?? "not set"} tokens (compaction ${
-      m.context.maxTokens && m.hooks.some((h) => h.binding === "on-compaction")
+      m.context.maxTokens && m.hooks.some((h) => firesAt(h, "on-compaction"))
         ? "configured"
         : "not configured"
     })`,

@@ -15,7 +15,12 @@ import { errorMessage, MurError } from "../errors.ts";
 import { pathError } from "../path_errors.ts";
 import { ARTIFACT_MANIFEST, readToolManifest, SKILL_FILE } from "../manifest/artifacts.ts";
 import { RESERVED_TOOL_NAMES, TOOL_NAME } from "../manifest/schema.ts";
-import type { CommandToolConfig, HookConfig, Manifest } from "../manifest/types.ts";
+import {
+  type BoundHook,
+  type CommandToolConfig,
+  firesAt,
+  type Manifest,
+} from "../manifest/types.ts";
 import { callHook } from "../hooks/call.ts";
 import { honours, unhonouredReason } from "../hooks/honour.ts";
 import { HookLog } from "../hooks/log.ts";
@@ -55,8 +60,8 @@ export async function stageCapsule(o: StageOptions): Promise<Staged> {
   writeOperatorArtifacts(m, toolsDir);
   log(`staged ${operator.size} artifact(s) into ${toolsDir}`);
 
-  for (const h of m.hooks.filter((h) => h.binding === "on-stage")) {
-    await runStageHook(h, o, toolsDir, log);
+  for (const h of m.hooks.filter((h) => firesAt(h, "on-stage"))) {
+    await runStageHook({ ...h, binding: "on-stage" }, o, toolsDir, log);
   }
 
   // Declared names win: a manifest that appeared under tools/ never replaces one of them.
@@ -123,7 +128,7 @@ function writeOperatorArtifacts(m: Manifest, toolsDir: string): void {
 
 /** One on-stage hook: a failure stops the launch; a write-manifests answer is committed. */
 async function runStageHook(
-  h: HookConfig,
+  h: BoundHook,
   o: StageOptions,
   toolsDir: string,
   log: (line: string) => void,
@@ -160,7 +165,7 @@ async function runStageHook(
 
 function writeManifest(
   w: ToolManifestWrite,
-  h: HookConfig,
+  h: BoundHook,
   workdir: Workdir,
   toolsDir: string,
   log: (line: string) => void,

@@ -6,10 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { AsyncQueues } from "../../src/hooks/async_queue.ts";
-import type { HookConfig } from "../../src/manifest/types.ts";
+import type { BoundHook } from "../../src/manifest/types.ts";
 import type { HookEvent } from "../../src/session/hooks_api.ts";
 
-const hook = (name: string) => ({ name }) as unknown as HookConfig;
+const hook = (name: string) => ({ name }) as unknown as BoundHook;
 const event = (n: number) => ({ n }) as unknown as HookEvent;
 
 Deno.test("drain: a running call is waited for past the budget; waiting events are dropped", async () => {
