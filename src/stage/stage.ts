@@ -60,16 +60,17 @@ export async function stageCapsule(o: StageOptions): Promise<Staged> {
   writeOperatorArtifacts(m, toolsDir);
   log(`staged ${operator.size} artifact(s) into ${toolsDir}`);
 
-  for (const h of m.hooks.filter((h) => firesAt(h, "on-stage"))) {
-    await runStageHook({ ...h, binding: "on-stage" }, o, toolsDir, log);
-  }
-
   // Declared names win: a manifest that appeared under tools/ never replaces one of them.
   const declared = new Set<string>([
     ...m.capabilities.shell.allow,
     ...m.tools.map((t) => t.name),
     ...RESERVED_TOOL_NAMES,
   ]);
+  const taken = new Set([...declared, ...operator]);
+  for (const h of m.hooks.filter((h) => firesAt(h, "on-stage"))) {
+    await runStageHook({ ...h, binding: "on-stage" }, o, { toolsDir, taken, log });
+  }
+
   const runtimeTools = await readRuntimeTools(toolsDir, operator, declared, o, log);
   const runtimeNames = new Set(runtimeTools.map((t) => t.name));
   const skills = new SkillShelf(
@@ -127,12 +128,15 @@ function writeOperatorArtifacts(m: Manifest, toolsDir: string): void {
 }
 
 /** One on-stage hook: a failure stops the launch; a write-manifests answer is committed. */
-async function runStageHook(
-  h: BoundHook,
-  o: StageOptions,
-  toolsDir: string,
-  log: (line: string) => void,
-): Promise<void> {
+/** Where a stage hook's manifests go, the names they may not take, the bootstrap log. */
+interface StageTarget {
+  toolsDir: string;
+  taken: Set<string>;
+  log: (line: string) => void;
+}
+
+async function runStageHook(h: BoundHook, o: StageOptions, t: StageTarget): Promise<void> {
+  const { toolsDir, log } = t;
   const hookLog = new HookLog(`${o.workdir.logs}/hook-${h.name}.log`);
   const ev: StageEvent = { shell_allow: o.manifest.capabilities.shell.allow, tools_dir: toolsDir };
   const out = await callHook(h, ev, {
@@ -160,15 +164,14 @@ async function runStageHook(
     o.warn(`[murmur] ${line} (logs/bootstrap.log)`);
     return;
   }
-  for (const w of arm.manifests) writeManifest(w, h, o.workdir, toolsDir, log);
+  for (const w of arm.manifests) writeManifest(w, h, o.workdir, t);
 }
 
 function writeManifest(
   w: ToolManifestWrite,
   h: BoundHook,
   workdir: Workdir,
-  toolsDir: string,
-  log: (line: string) => void,
+  { toolsDir, taken, log }: StageTarget,
 ): void {
   const fail = (why: string) => {
     log(`on-stage hook ${h.name}: ${why}; the launch stops`);
@@ -181,6 +184,11 @@ function writeManifest(
   if (!TOOL_NAME.test(w.binary_name)) {
     throw fail(
       `binary_name '${w.binary_name}' is not a tool name (1 to 64 letters, digits, '_' or '-')`,
+    );
+  }
+  if (taken.has(w.binary_name)) {
+    throw fail(
+      `binary_name '${w.binary_name}' is the name of a tool or skill the capsule declares`,
     );
   }
   const folder = `${toolsDir}/${w.binary_name}`;

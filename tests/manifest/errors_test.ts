@@ -62,7 +62,6 @@ Deno.test("E-MAN-001: a missing required key is named by its path", async (t) =>
       `${BASE}hooks:\n  - name: h\n    binding: on-task-end\n`,
       "missing required key 'hooks[0].command'",
     ],
-    [`${BASE}hooks:\n  - name: h\n    command: [x]\n`, "missing required key 'hooks[0].binding'"],
     [
       `${BASE}hooks:\n  - binding: on-task-end\n    command: [x]\n`,
       "missing required key 'hooks[0].name'",

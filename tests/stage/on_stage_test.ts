@@ -240,3 +240,47 @@ Deno.test("mur run -v prints a skills: line; MURMUR.md has Installed Tools and I
     await run.close();
   }
 });
+
+Deno.test("an on-stage hook may not write a manifest under a declared tool's name, nor a bad name", async (t) => {
+  for (
+    const [name, why] of [
+      ["sh", "binary_name 'sh' is the name of a tool or skill the capsule declares"],
+      ["../x", "binary_name '../x' is not a tool name (1 to 64 letters, digits, '_' or '-')"],
+    ]
+  ) {
+    await t.step(name, async () => {
+      const answer = JSON.stringify({
+        write_manifests: [{ binary_name: name, content: "description: d\ncommand: [true]\n" }],
+      });
+      const run = await spawnRun({
+        manifest: {
+          name: "taken",
+          version: "0.1.0",
+          capabilities: { shell: { allow: ["sh"] } },
+          hooks: [{
+            name: "w",
+            binding: "on-stage",
+            commit_policy: "write-manifests",
+            command: ["./w.sh"],
+          }],
+        },
+        files: { "w.sh": probeHook(answer) },
+      });
+      try {
+        const end = await run.end(60_000);
+        assert.equal(end.code, 1, end.stderr);
+        assert.equal(end.stdout, "");
+        assert.ok(
+          end.stderr.includes(
+            `error[E-RUN-051]: on-stage hook w answered write_manifests, but ${why}; the launch stops`,
+          ),
+          end.stderr,
+        );
+        const [session] = await sessionDirs(run.dir);
+        assert.deepEqual(await entries(`${session}/tools`), []);
+      } finally {
+        await run.close();
+      }
+    });
+  }
+});
