@@ -27,6 +27,7 @@ import { median } from "./stats.ts";
 import { crewCall } from "./round_crew.ts";
 import { idleMemory } from "./round_memory.ts";
 import { startProfiles } from "./start_profile.ts";
+import { compiledBinary } from "./compiled.ts";
 import type { Scale } from "./scale.ts";
 
 const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
@@ -729,6 +730,7 @@ export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
   await hooks(ctx, dir);
   await queued(ctx, dir);
   await idleMemory(ctx, dir);
+  await compiledBinary(ctx, dir);
   await crewCall(ctx, dir, ctx.queued);
 }
 
