@@ -9,6 +9,7 @@ import {
   ClientFactory,
   DefaultAgentCardResolver,
   JsonRpcTransportFactory,
+  RestTransportFactory,
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { startCapsule } from "../helpers/capsule.ts";
@@ -38,100 +39,124 @@ function msg(text: string, taskId?: string) {
   };
 }
 
-async function rpc(base: string, method: string, params: unknown) {
+async function rpc(base: string, method: string, params: unknown, token?: string) {
   const res = await fetch(base + "/", {
     method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
+    headers: {
+      "content-type": "application/json",
+      "a2a-version": "1.0",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
   });
   return await res.json();
 }
 
-Deno.test("edge: GetTask historyLength 2 after one input round is the answer and the reply; ListTasks and 0 as the capsule's door", async () => {
-  const redis = await TestRedis.start();
-  const cap = await startCapsule({
-    manifest: clusterManifest(redis.url, { tools: [{ builtin: "request-input" }] }),
-    script: {
-      tasks: [{
-        turns: [
-          {
-            steps: [{
-              tool_call: { id: "t1", name: "request-input", input: { prompt: "Which city?" } },
-            }],
-          },
-          { steps: [{ text: "sunny in the city" }] },
-        ],
-      }],
-    },
-  });
-  const edge = await startEdgeProc(redis.url);
-  try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
-    const c = await new ClientFactory({
-      transports: [new JsonRpcTransportFactory({ fetchImpl: loopback })],
-      cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-      preferredTransports: ["JSONRPC"],
-    }).createFromUrl(`${at}/`);
-    // Sent through the edge (forwarded to the capsule), answered through the edge.
-    const waiting = q(await c.sendMessage(q({ message: msg("weather please") })));
-    assert.equal(waiting.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
-    const done = q(await c.sendMessage(q({ message: msg("Lisbon", waiting.id) })));
-    assert.equal(done.status.state, TaskState.TASK_STATE_COMPLETED);
-    // The edge reads Redis: wait until the publisher has written the completed task.
-    await until("the completed task on the edge", async () => {
-      const t = await rpc(at, "GetTask", { id: done.id });
-      return t.result?.status.state === "TASK_STATE_COMPLETED" && t.result.history?.length === 4
-        ? true
-        : undefined;
+for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
+  Deno.test(`edge over ${binding}: GetTask historyLength 2 after one input round is the answer and the reply; ListTasks and 0 as the capsule's door`, async () => {
+    const redis = await TestRedis.start();
+    const cap = await startCapsule({
+      manifest: clusterManifest(redis.url, { tools: [{ builtin: "request-input" }] }),
+      script: {
+        tasks: [{
+          turns: [
+            {
+              steps: [{
+                tool_call: { id: "t1", name: "request-input", input: { prompt: "Which city?" } },
+              }],
+            },
+            { steps: [{ text: "sunny in the city" }] },
+          ],
+        }],
+      },
     });
-    const two = q(await c.getTask(q({ id: done.id, historyLength: 2 })));
-    assert.deepEqual(texts(two.history), ["Lisbon", "sunny in the city"]);
-    assert.equal(two.history[0].role, Role.ROLE_USER);
-    assert.equal(two.history[1].role, Role.ROLE_AGENT);
-    // Byte for byte what the capsule's own door answers, for unset, 0, 1, 2 and 9.
-    for (const historyLength of [undefined, 0, 1, 2, 9]) {
-      const params = { id: done.id, ...(historyLength === undefined ? {} : { historyLength }) };
-      assert.deepEqual(
-        (await rpc(at, "GetTask", params)).result,
-        (await rpc(cap.base, "GetTask", params)).result,
-        `historyLength ${historyLength}`,
-      );
-      assert.deepEqual(
-        (await rpc(at, "ListTasks", { historyLength })).result,
-        (await rpc(cap.base, "ListTasks", { historyLength })).result,
-      );
+    const edge = await startEdgeProc(redis.url);
+    try {
+      const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+      const c = await new ClientFactory({
+        transports: [
+          binding === "JSONRPC"
+            ? new JsonRpcTransportFactory({ fetchImpl: loopback })
+            : new RestTransportFactory({ fetchImpl: loopback }),
+        ],
+        cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
+        preferredTransports: [binding],
+      }).createFromUrl(`${at}/`);
+      // Sent through the edge (forwarded to the capsule), answered through the edge.
+      const waiting = q(await c.sendMessage(q({ message: msg("weather please") })));
+      assert.equal(waiting.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);
+      const done = q(await c.sendMessage(q({ message: msg("Lisbon", waiting.id) })));
+      assert.equal(done.status.state, TaskState.TASK_STATE_COMPLETED);
+      // The edge reads Redis: wait until the publisher has written the completed task.
+      await until("the completed task on the edge", async () => {
+        const t = await rpc(at, "GetTask", { id: done.id });
+        return t.result?.status.state === "TASK_STATE_COMPLETED" && t.result.history?.length === 4
+          ? true
+          : undefined;
+      });
+      const two = q(await c.getTask(q({ id: done.id, historyLength: 2 })));
+      assert.deepEqual(texts(two.history), ["Lisbon", "sunny in the city"]);
+      assert.equal(two.history[0].role, Role.ROLE_USER);
+      assert.equal(two.history[1].role, Role.ROLE_AGENT);
+      // Byte for byte what the capsule's own door answers, for unset, 0, 1, 2 and 9.
+      for (const historyLength of [undefined, 0, 1, 2, 9]) {
+        const params = { id: done.id, ...(historyLength === undefined ? {} : { historyLength }) };
+        assert.deepEqual(
+          (await rpc(at, "GetTask", params)).result,
+          (await rpc(cap.base, "GetTask", params)).result,
+          `historyLength ${historyLength}`,
+        );
+        assert.deepEqual(
+          (await rpc(at, "ListTasks", { historyLength })).result,
+          (await rpc(cap.base, "ListTasks", { historyLength })).result,
+        );
+      }
+      const zero = (await rpc(at, "GetTask", { id: done.id, historyLength: 0 })).result;
+      assert.equal("history" in zero, false);
+      const bad = await rpc(at, "GetTask", { id: done.id, historyLength: -3 });
+      assert.equal(bad.error?.code, -32602);
+    } finally {
+      await edge.kill();
+      await cap.close();
+      await redis.close();
     }
-    const zero = (await rpc(at, "GetTask", { id: done.id, historyLength: 0 })).result;
-    assert.equal("history" in zero, false);
-    const bad = await rpc(at, "GetTask", { id: done.id, historyLength: -3 });
-    assert.equal(bad.error?.code, -32602);
-  } finally {
-    await edge.kill();
-    await cap.close();
-    await redis.close();
-  }
-});
+  });
+}
 
-Deno.test("edge: published files keep their parts, a 5 MiB url names the edge and downloads through it", async () => {
+Deno.test("edge: published files keep their parts, a 5 MiB url names the edge and downloads through it with the caller's token only", async () => {
   const redis = await TestRedis.start();
+  const key = "k".repeat(40);
   const p = publishingCapsule();
   const cap = await startCapsule({
-    manifest: clusterManifest(redis.url, { ...p.extra, inference: p.inference }),
+    manifest: clusterManifest(redis.url, {
+      ...p.extra,
+      inference: p.inference,
+      network: {
+        authentication: {
+          credentials: {
+            reader: { scopes: ["GetTask", "SendMessage"] },
+            lister: { scopes: ["ListTasks"] },
+          },
+        },
+      },
+    }),
     script: p.script,
+    env: { MURMUR_CLUSTER_KEY: key },
   });
-  const edge = await startEdgeProc(redis.url);
+  const edge = await startEdgeProc(redis.url, { MURMUR_CLUSTER_KEY: key });
   try {
     const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const token = cap.ready.tokens!.reader;
     const sent = await rpc(at, "SendMessage", {
       message: { messageId: "m-files", role: "ROLE_USER", parts: [{ text: "files" }] },
-    });
+    }, token);
     const id = sent.result.task.id;
     assert.equal(sent.result.task.status.state, "TASK_STATE_COMPLETED", JSON.stringify(sent));
     const task = await until("the published task on the edge", async () => {
-      const t = (await rpc(at, "GetTask", { id })).result;
+      const t = (await rpc(at, "GetTask", { id }, token)).result;
       return t?.status.state === "TASK_STATE_COMPLETED" ? t : undefined;
     });
-    const own = (await rpc(cap.base, "GetTask", { id })).result;
+    const own = (await rpc(cap.base, "GetTask", { id }, token)).result;
     // deno-lint-ignore no-explicit-any
     const parts = (t: any) => t.artifacts.flatMap((a: any) => a.parts);
     // Inline parts are the capsule's, byte for byte; the url names the edge instead of the door.
@@ -146,7 +171,14 @@ Deno.test("edge: published files keep their parts, a 5 MiB url names the edge an
       parts(task).filter((x: { raw?: string }) => x.raw),
       parts(own).filter((x: { raw?: string }) => x.raw),
     );
-    const res = await fetch(bigEdge.url);
+    for (const [who, status] of [[undefined, 401], [cap.ready.tokens!.lister, 403]] as const) {
+      const refused = await fetch(bigEdge.url, {
+        headers: who ? { authorization: `Bearer ${who}` } : {},
+      });
+      assert.equal(refused.status, status);
+      await refused.body?.cancel();
+    }
+    const res = await fetch(bigEdge.url, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("content-length"), String(BIG));
     const body = new Uint8Array(await res.arrayBuffer());
