@@ -147,3 +147,50 @@ Deno.test("direct reply on the wire: `result.message`, one SSE event; a retried 
     await off.close();
   }
 });
+
+Deno.test("direct reply: a held stream opens as the task stream as soon as the task calls a tool, not at its next turn", async () => {
+  const cap = await capsule({
+    lifecycle: { task_acceptance: "queue", after_task: "sleep", direct_reply: true },
+    extra: {
+      tools: [{
+        name: "gate",
+        description: "waits for the release file",
+        command: "while [ ! -e release ]; do sleep 0.02; done; echo released",
+      }],
+    },
+    script: {
+      tasks: [{
+        turns: [
+          { steps: [{ tool_call: { id: "g1", name: "gate", input: {} } }] },
+          { steps: [{ text: "after the gate" }] },
+        ],
+      }],
+    },
+  });
+  try {
+    // The tool holds the first turn until the file exists: the stream must open before that.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const res = await Promise.race([
+      streamRequest(cap.base, "SendStreamingMessage", {
+        message: { messageId: "m-gate", role: "ROLE_USER", parts: [{ text: "gate" }] },
+      }),
+      new Promise<never>((_, reject) =>
+        timer = setTimeout(
+          () => reject(new Error("the stream did not open while the tool ran")),
+          15_000,
+        )
+      ),
+    ]);
+    clearTimeout(timer);
+    await Deno.writeTextFile(`${cap.ready.workdir}/release`, "");
+    const events = await collect(res, (e) => {
+      const r = e.data.result as { statusUpdate?: { status: { state: string } } };
+      return r.statusUpdate?.status.state === "TASK_STATE_COMPLETED";
+    }, 20_000);
+    assert.ok("task" in (events[0].data.result as object), JSON.stringify(events[0]));
+    const answer = events.find((e) => "artifactUpdate" in (e.data.result as object));
+    assert.ok(answer, "the response artifact");
+  } finally {
+    await cap.close();
+  }
+});
