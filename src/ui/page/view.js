@@ -533,9 +533,10 @@ function fileLink(f, actions) {
   const label = h("span", { class: "file-type" }, ` ${f.mediaType}`);
   if (f.raw !== null) {
     const bin = atob(f.raw);
-    const bytes = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-    a.href = URL.createObjectURL(new Blob([bytes], { type: f.mediaType }));
+    const data = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+    a.href = URL.createObjectURL(new Blob([data], { type: f.mediaType }));
+    label.textContent += ` · ${bytes(data.length)}`;
   } else if (f.path === null) {
     a.href = URL.createObjectURL(
       new Blob([JSON.stringify(f.data, null, 2)], { type: "application/json" }),
