@@ -128,7 +128,12 @@ Deno.test("event order within a task (activated): turn status, frames, final tex
     assertEquals(got.artifacts, [art.artifactUpdate.artifact]);
     // one final status: exactly GetTask's status
     assertEquals(last.statusUpdate.status, got.status);
-    assertEquals(got.history, undefined);
+    // The history (docs/protocol.md "Task history"): the user's message, then the reply, which
+    // is the response artifact's text.
+    const history = got.history as { role: string; parts: { text: string }[] }[];
+    assertEquals(history.map((m) => m.role), ["ROLE_USER", "ROLE_AGENT"]);
+    const artifact = art.artifactUpdate.artifact as { parts: { text: string }[] };
+    assertEquals(history[1].parts[0].text, artifact.parts[0].text);
   } finally {
     await cap.close();
   }
