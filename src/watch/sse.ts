@@ -1,9 +1,9 @@
 /**
  * Server-sent events from a response body: `{id, data}` per event, and `{comment}` per comment
- * line (the heartbeat, `:heartbeat`). Framing is eventsource-parser's, so CRLF, split chunks and
- * multi-line data all parse.
+ * line (the heartbeat, `:heartbeat`). Framing is the standard's (./sse_parser.ts), so CRLF, split
+ * chunks and multi-line data all parse.
  */
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { SseParser } from "./sse_parser.ts";
 
 export interface SseEvent {
   /** The event's own `id:` line, when it had one (ids do not carry over between events here). */
@@ -25,11 +25,11 @@ export async function* sseEvents(
   body: AsyncIterable<Uint8Array>,
 ): AsyncGenerator<SseEvent | SseComment> {
   const queue: (SseEvent | SseComment)[] = [];
-  const parser = createParser({
-    onEvent: (m: EventSourceMessage) => queue.push({ id: m.id, data: m.data }),
+  const parser = new SseParser({
+    event: (id, data) => queue.push({ id, data }),
     // A heartbeat follows everything the door had queued for this connection when it was
     // written (README "Streams"); `mur watch --task` reads it as "the replay is over".
-    onComment: (c: string) => queue.push({ comment: c }),
+    comment: (c) => queue.push({ comment: c }),
   });
   const dec = new TextDecoder();
   for await (const bytes of body) {
