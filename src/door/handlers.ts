@@ -7,7 +7,7 @@
  * stream's events with or without the JSON-RPC envelope (`stream.id` null), a thrown RpcError in
  * its own error form.
  */
-import type { DoorMethod, PushMethod } from "../a2a/methods.ts";
+import type { ParamsOf, SpecMethod } from "../a2a/spec.ts";
 import {
   type CallContext,
   cancelTask,
@@ -24,21 +24,26 @@ import {
   getPushConfig,
   listPushConfigs,
 } from "./push_methods.ts";
+import { parseParams } from "../a2a/spec.ts";
+import { invalidParams } from "./jsonrpc.ts";
 import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
 
 /**
- * Every method a door can serve: the scoped ones, and the extended card of an authenticated door.
+ * Every method a door can serve: the scoped ones, and the extended card of an authenticated door
+ * (src/a2a/spec.ts says what each takes).
  */
-export type RpcMethod = DoorMethod | PushMethod | "GetExtendedAgentCard";
+export type RpcMethod = SpecMethod;
 
 /** How a binding answers a unary method's result. */
 export interface Binding {
   result(value: unknown): Response;
 }
 
-/** One call that passed every check (rpc_checks.ts, rest/checks.ts). */
-export interface RpcCall {
+/** One call that passed every check (rpc_checks.ts, rest/checks.ts), its params read. */
+export interface RpcCall<M extends RpcMethod = RpcMethod> {
   ctx: CallContext;
+  /** The params as src/a2a/spec.ts read them for this method. */
+  params: ParamsOf<M>;
   /**
    * The request's id (null on HTTP+JSON), params and what a stream needs (headers, heartbeat,
    * stderr).
@@ -47,20 +52,23 @@ export interface RpcCall {
   binding: Binding;
 }
 
-export type Handler = (call: RpcCall) => Response | Promise<Response>;
+export type Handler<M extends RpcMethod = RpcMethod> = (
+  call: RpcCall<M>,
+) => Response | Promise<Response>;
 
 /** A unary method: its result in one body of the caller's binding. */
-function unary(
-  method: (ctx: CallContext, params: Record<string, unknown>, headers: Headers) => unknown,
-): Handler {
-  return async ({ ctx, stream, binding }) =>
-    binding.result(await method(ctx, stream.params, stream.headers));
+function unary<M extends RpcMethod>(
+  method: (ctx: CallContext, params: ParamsOf<M>, headers: Headers) => unknown,
+): Handler<M> {
+  return async ({ ctx, params, stream, binding }) =>
+    binding.result(await method(ctx, params, stream.headers));
 }
 
-export const HANDLERS: Record<RpcMethod, Handler> = {
+/** The method table: each handler takes its own method's params (a wrong one does not compile). */
+export const HANDLERS: { [M in RpcMethod]: Handler<M> } = {
   SendMessage: unary(sendMessage),
-  SendStreamingMessage: ({ ctx, stream }) => sendStreaming(ctx, stream),
-  SubscribeToTask: ({ ctx, stream }) => subscribeToTask(ctx, stream),
+  SendStreamingMessage: ({ ctx, stream, params }) => sendStreaming(ctx, stream, params),
+  SubscribeToTask: ({ ctx, stream, params }) => subscribeToTask(ctx, stream, params),
   "murmur.WatchSession": ({ ctx, stream }) => watchSession(ctx, stream),
   GetTask: unary(getTask),
   ListTasks: unary(listTasks),
@@ -75,7 +83,22 @@ export const HANDLERS: Record<RpcMethod, Handler> = {
   DeleteTaskPushNotificationConfig: unary(deletePushConfig),
 };
 
-/** The handler of `method`, or null when no door serves it. */
-export function handlerOf(method: string): Handler | null {
-  return Object.hasOwn(HANDLERS, method) ? HANDLERS[method as RpcMethod] : null;
+/** Whether some door serves `method`. */
+export function isRpcMethod(method: string): method is RpcMethod {
+  return Object.hasOwn(HANDLERS, method);
+}
+
+/**
+ * Calls `method`'s handler with its params read by its spec, or answers the spec's refusal as
+ * invalid params (the one place a params issue becomes an RpcError, in either binding).
+ */
+export function callMethod<M extends RpcMethod>(
+  method: M,
+  call: Omit<RpcCall<M>, "params">,
+): Response | Promise<Response> {
+  const read = parseParams(method, call.stream.params);
+  if (!read.ok) throw invalidParams(read.message);
+  // The table pairs each method with its handler; the compiler cannot follow the pair through M.
+  const handler = HANDLERS[method] as Handler<M>;
+  return handler({ ...call, params: read.params });
 }

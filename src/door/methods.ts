@@ -8,10 +8,10 @@ import type { Task } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
-import { a2aError, invalidParams, param, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { a2aError, invalidParams, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
-import { configHistoryLength, historyLengthOf, int32 } from "./history_length.ts";
+import { type ParamsOf, parseParams } from "../a2a/spec.ts";
 import { directReplyOf } from "./direct_reply.ts";
 import type { Message } from "../a2a/types.ts";
 
@@ -43,38 +43,25 @@ function settled(ctx: CallContext, task: TaskRecord): Promise<void> {
 }
 
 /**
- * `configuration.returnImmediately` (A2A v1.0; README "The door"). The rest of `configuration` is
- * ignored, but a wrong-typed configuration is refused rather than read as "wait": a caller that
- * meant not to wait must not be held by a typo in the shape.
+ * SendMessage. `configuration.returnImmediately` (A2A v1.0; docs/door.md): answer at once; else
+ * the call waits until the task ends or asks for input. A wrong-typed configuration was refused
+ * by its spec (src/a2a/spec.ts), not read as "wait".
  */
-function returnImmediately(params: Record<string, unknown>): boolean {
-  const cfg = param(params, "configuration");
-  if (cfg === undefined || cfg === null) return false;
-  if (typeof cfg !== "object" || Array.isArray(cfg)) {
-    throw invalidParams("Invalid params: configuration must be a SendMessageConfiguration object");
-  }
-  const v = param(cfg as Record<string, unknown>, "returnImmediately");
-  if (v !== undefined && v !== null && typeof v !== "boolean") {
-    throw invalidParams("Invalid params: configuration.returnImmediately must be a boolean");
-  }
-  return v === true;
-}
-
 export async function sendMessage(
   ctx: CallContext,
-  params: Record<string, unknown>,
+  params: ParamsOf<"SendMessage">,
   headers: Headers = new Headers(),
 ): Promise<{ task: Task } | { message: Message }> {
-  const routed = routeMessage(ctx, params);
-  const immediate = returnImmediately(params);
-  const history = configHistoryLength(params);
+  const routed = routeMessage(ctx, params.message);
+  const immediate = params.configuration?.returnImmediately === true;
+  const history = params.configuration?.historyLength;
   const answer = (t: TaskRecord) => ({ task: toA2A(t, true, history) });
   if (routed.kind === "retry") {
     // The first send's answer, as it would be now: nothing is started or delivered again.
     if (!immediate) await settled(ctx, routed.task);
     return directReplyOf(ctx.session.manifest, routed.task) ?? answer(routed.task);
   }
-  const taken = await take(ctx, routed, params, headers, () => {
+  const taken = await take(ctx, routed, params.configuration, headers, () => {
     if (!ctx.session.acceptsTasks) {
       throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
     }
@@ -91,25 +78,15 @@ export async function sendMessage(
   return directReplyOf(ctx.session.manifest, res.task) ?? answer(res.task);
 }
 
-function requireId(params: Record<string, unknown>, message: string): string {
-  const id = params.id;
-  if (typeof id !== "string") throw invalidParams(message);
-  return id;
+export function getTask(ctx: CallContext, params: ParamsOf<"GetTask">): Task {
+  const task = taskFor(ctx, params.id);
+  if (!task) throw taskNotFound(params.id);
+  return toA2A(task, true, params.historyLength);
 }
 
-export function getTask(ctx: CallContext, params: Record<string, unknown>): Task {
-  const id = requireId(params, "GetTask requires an id");
-  if (id === "") throw invalidParams("GetTask requires an id");
-  const history = historyLengthOf(params);
-  const task = taskFor(ctx, id);
-  if (!task) throw taskNotFound(id);
-  return toA2A(task, true, history);
-}
-
-export function cancelTask(ctx: CallContext, params: Record<string, unknown>): Task {
-  const id = requireId(params, "Invalid params: CancelTask requires an id");
-  const task = taskFor(ctx, id);
-  if (!task) throw taskNotFound(id);
+export function cancelTask(ctx: CallContext, params: ParamsOf<"CancelTask">): Task {
+  const task = taskFor(ctx, params.id);
+  if (!task) throw taskNotFound(params.id);
   if (!ctx.session.cancel(task)) {
     throw a2aError(
       "taskNotCancelable",
@@ -119,36 +96,6 @@ export function cancelTask(ctx: CallContext, params: Record<string, unknown>): T
   }
   return toA2A(task);
 }
-
-/** TaskState by ProtoJSON name and number; UNSPECIFIED (0) filters nothing. */
-const STATE_NUMBERS = [
-  "TASK_STATE_UNSPECIFIED",
-  "TASK_STATE_SUBMITTED",
-  "TASK_STATE_WORKING",
-  "TASK_STATE_COMPLETED",
-  "TASK_STATE_FAILED",
-  "TASK_STATE_CANCELED",
-  "TASK_STATE_INPUT_REQUIRED",
-  "TASK_STATE_REJECTED",
-  "TASK_STATE_AUTH_REQUIRED",
-];
-
-/** The ListTasks `status` filter: undefined for none, else a state name. */
-function statusFilter(v: unknown): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  const name = typeof v === "number" && Number.isInteger(v) ? STATE_NUMBERS[v] : v;
-  if (typeof name !== "string" || !STATE_NUMBERS.includes(name)) {
-    throw invalidParams(
-      `Invalid params: status ${
-        JSON.stringify(v)?.slice(0, 80)
-      } is not a TaskState; give a TASK_STATE_* name`,
-    );
-  }
-  return name === "TASK_STATE_UNSPECIFIED" ? undefined : name;
-}
-
-/** RFC 3339 with a zone (`Z` or an offset), as ProtoJSON writes a Timestamp. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /** One task as ListTasks filters, sorts and answers it (the registry's, or an edge's from Redis). */
 export interface ListRow {
@@ -161,8 +108,8 @@ export interface ListRow {
 }
 
 /** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
-export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
-  return listRows(
+export function listTasks(ctx: CallContext, params: ParamsOf<"ListTasks">) {
+  return listRowsOf(
     ctx.session.registry.all().map((t) => ({
       id: t.id,
       contextId: t.contextId,
@@ -174,42 +121,19 @@ export function listTasks(ctx: CallContext, params: Record<string, unknown>) {
   );
 }
 
-/** ListTasks over any rows: the params' checks, filters, order and pages (src/edge/ reuses it). */
+/** ListTasks over any rows, its params as they came (src/edge/ reuses it): read by the spec. */
 export function listRows(rows: ListRow[], params: Record<string, unknown>) {
-  // ProtoJSON: a null field is an absent one (as for every other ListTasks field).
-  const contextId = param(params, "contextId") ?? undefined;
-  if (contextId !== undefined && typeof contextId !== "string") {
-    throw invalidParams("Invalid params: contextId must be a string");
-  }
-  const status = statusFilter(param(params, "status"));
-  const pageSizeRaw = param(params, "pageSize");
-  let pageSize = 50;
-  if (pageSizeRaw !== undefined && pageSizeRaw !== null) {
-    const n = int32(pageSizeRaw);
-    if (n === null || n < 1 || n > 100) {
-      throw invalidParams("Invalid params: pageSize must be an integer from 1 to 100");
-    }
-    pageSize = n;
-  }
-  const history = historyLengthOf(params);
-  const after = param(params, "statusTimestampAfter");
-  let afterMs: number | undefined;
-  if (after !== undefined && after !== null) {
-    afterMs = typeof after === "string" && RFC3339.test(after) ? Date.parse(after) : NaN;
-    if (Number.isNaN(afterMs)) {
-      throw invalidParams(
-        "Invalid params: statusTimestampAfter must be an RFC 3339 timestamp such as 2026-10-13T09:00:00.123Z",
-      );
-    }
-  }
-  const include = param(params, "includeArtifacts");
-  if (include !== undefined && include !== null && typeof include !== "boolean") {
-    throw invalidParams("Invalid params: includeArtifacts must be a boolean");
-  }
-  const tokenRaw = param(params, "pageToken");
-  if (tokenRaw !== undefined && tokenRaw !== null && typeof tokenRaw !== "string") {
-    throw invalidParams("Invalid params: pageToken must be a string");
-  }
+  const read = parseParams("ListTasks", params);
+  if (!read.ok) throw invalidParams(read.message);
+  return listRowsOf(rows, read.params);
+}
+
+/** ListTasks over any rows: filters, order and pages. */
+function listRowsOf(rows: ListRow[], params: ParamsOf<"ListTasks">) {
+  const { contextId, status, historyLength: history, pageToken: tokenRaw } = params;
+  const afterMs = params.statusTimestampAfter;
+  const include = params.includeArtifacts;
+  const pageSize = params.pageSize ?? 50;
   const cursor = tokenRaw ? decodeCursor(tokenRaw) : null;
   if (tokenRaw && !cursor) {
     throw invalidParams(

@@ -9,10 +9,11 @@
  */
 import type { EventLog } from "../events/log.ts";
 import type { CallContext } from "./call_context.ts";
-import { invalidParams, param } from "./jsonrpc.ts";
+import { invalidParams } from "./jsonrpc.ts";
+import { MAX_WAIT_SECS, type ParamsOf, parseParams } from "../a2a/spec.ts";
 
 /** The longest a poll waits for an event: under the idle timeouts of common proxies (60 s). */
-export const MAX_WAIT_SECS = 30;
+export { MAX_WAIT_SECS };
 /** An answer stops adding events past this many bytes of them (one event always fits). */
 export const POLL_BYTES = 4 * 1024 * 1024;
 
@@ -28,38 +29,22 @@ export interface PollResult {
 
 const dec = new TextDecoder();
 
-function integer(
-  params: Record<string, unknown>,
-  name: string,
-  min: number,
-  max: number,
-  fallback: number,
-): number {
-  const raw = param(params, name);
-  if (raw === undefined || raw === null) return fallback;
-  // ProtoJSON writes 64-bit integers as strings: take both forms.
-  const n = typeof raw === "string" && /^\d{1,16}$/.test(raw) ? Number(raw) : raw;
-  if (typeof n !== "number" || !Number.isInteger(n) || n < min || n > max) {
-    throw invalidParams(`Invalid params: ${name} must be an integer from ${min} to ${max}`);
-  }
-  return n;
-}
-
 export function pollSession(
   ctx: CallContext,
-  params: Record<string, unknown>,
+  params: ParamsOf<"murmur.PollSession">,
 ): Promise<PollResult> {
-  return pollLog(ctx.session.log, params);
+  return pollOf(ctx.session.log, params);
 }
 
 /** A poll of any event log: a capsule's, or an edge's mirror of one (src/edge/). */
-export async function pollLog(
-  log: EventLog,
-  params: Record<string, unknown>,
-): Promise<PollResult> {
-  const cursor = integer(params, "cursor", 0, Number.MAX_SAFE_INTEGER, 0);
-  const waitSecs = integer(params, "waitSecs", 0, MAX_WAIT_SECS, 0);
-  const maxEvents = integer(params, "maxEvents", 1, 512, 512);
+export function pollLog(log: EventLog, params: Record<string, unknown>): Promise<PollResult> {
+  const read = parseParams("murmur.PollSession", params);
+  if (!read.ok) throw invalidParams(read.message);
+  return pollOf(log, read.params);
+}
+
+async function pollOf(log: EventLog, params: ParamsOf<"murmur.PollSession">): Promise<PollResult> {
+  const { cursor = 0, waitSecs = 0, maxEvents = 512 } = params;
   // Only a client that has everything waits; a cursor never issued gets its gap at once.
   if (cursor === log.lastId) await log.waitAfter(cursor, waitSecs * 1000);
   const replay = log.replay(cursor);

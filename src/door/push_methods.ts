@@ -5,13 +5,8 @@
  * answer the same for a binding that reaches them another way). Configs are the caller's own.
  */
 import type { TaskRecord } from "../session/task_record.ts";
-import {
-  configJson,
-  PushRefused,
-  readConfigFields,
-  readConfigId,
-  readTaskId,
-} from "../push/configs.ts";
+import { configJson, PushRefused, readConfigFields } from "../push/configs.ts";
+import type { ParamsOf } from "../a2a/spec.ts";
 import type { PushConfig } from "../push/configs.ts";
 import type { PushNotifications } from "../push/push.ts";
 import { a2aError, invalidParams, param, type RpcError, taskNotFound } from "./jsonrpc.ts";
@@ -53,8 +48,7 @@ function pushOf(ctx: CallContext): PushNotifications {
 }
 
 /** The task a push method names, or TaskNotFound. */
-function taskOf(ctx: CallContext, params: Record<string, unknown>, method: string): TaskRecord {
-  const id = asRpc(() => readTaskId(params, method));
+function taskOf(ctx: CallContext, id: string): TaskRecord {
   const task = ctx.session.registry.get(id);
   if (!task) throw taskNotFound(id);
   return task;
@@ -62,11 +56,11 @@ function taskOf(ctx: CallContext, params: Record<string, unknown>, method: strin
 
 export async function createPushConfig(
   ctx: CallContext,
-  params: Record<string, unknown>,
+  params: ParamsOf<"CreateTaskPushNotificationConfig">,
   headers: Headers,
 ) {
   const push = pushOf(ctx);
-  const task = taskOf(ctx, params, "CreateTaskPushNotificationConfig");
+  const task = taskOf(ctx, params.taskId);
   const fields = await asRpcAsync(() =>
     readConfigFields(params, {
       where: "params",
@@ -84,31 +78,23 @@ export async function createPushConfig(
   return configJson(c);
 }
 
-export function getPushConfig(ctx: CallContext, params: Record<string, unknown>) {
+export function getPushConfig(ctx: CallContext, params: ParamsOf<"GetTaskPushNotificationConfig">) {
   const push = pushOf(ctx);
-  const task = taskOf(ctx, params, "GetTaskPushNotificationConfig");
-  const id = asRpc(() => readConfigId(params, "GetTaskPushNotificationConfig"));
+  const task = taskOf(ctx, params.taskId);
+  const { id } = params;
   const c = push.store.get(task.id, ctx.caller, id);
   if (!c) throw configNotFound(task.id, id);
   return configJson(c);
 }
 
-export function listPushConfigs(ctx: CallContext, params: Record<string, unknown>) {
+export function listPushConfigs(
+  ctx: CallContext,
+  params: ParamsOf<"ListTaskPushNotificationConfigs">,
+) {
   const push = pushOf(ctx);
-  const task = taskOf(ctx, params, "ListTaskPushNotificationConfigs");
-  const size = param(params, "pageSize");
-  if (
-    size !== undefined && size !== null &&
-    !(typeof size === "number" && Number.isInteger(size) && size >= 0 && size <= 2 ** 31 - 1)
-  ) {
-    throw invalidParams("Invalid params: pageSize must be a non-negative integer");
-  }
-  const token = param(params, "pageToken");
-  if (token !== undefined && token !== null && typeof token !== "string") {
-    throw invalidParams("Invalid params: pageToken must be a string");
-  }
+  const task = taskOf(ctx, params.taskId);
   // A task holds at most 16 configs: one page always holds them all, so no token is issued.
-  if (typeof token === "string" && token !== "") {
+  if (params.pageToken !== undefined && params.pageToken !== "") {
     throw invalidParams(
       "Invalid params: pageToken is not a nextPageToken this door issued; start again without it",
     );
@@ -117,11 +103,13 @@ export function listPushConfigs(ctx: CallContext, params: Record<string, unknown
 }
 
 /** Idempotent: deleting a config that is not there answers `{}` too (its task must exist). */
-export function deletePushConfig(ctx: CallContext, params: Record<string, unknown>) {
+export function deletePushConfig(
+  ctx: CallContext,
+  params: ParamsOf<"DeleteTaskPushNotificationConfig">,
+) {
   const push = pushOf(ctx);
-  const task = taskOf(ctx, params, "DeleteTaskPushNotificationConfig");
-  const id = asRpc(() => readConfigId(params, "DeleteTaskPushNotificationConfig"));
-  push.delete(task.id, ctx.caller, id);
+  const task = taskOf(ctx, params.taskId);
+  push.delete(task.id, ctx.caller, params.id);
   return {};
 }
 
@@ -147,12 +135,9 @@ export interface InlinePush {
  */
 export async function readInlinePush(
   ctx: CallContext,
-  params: Record<string, unknown>,
+  raw: unknown,
   headers: Headers,
 ): Promise<InlinePush | null> {
-  const cfg = param(params, "configuration");
-  if (typeof cfg !== "object" || cfg === null || Array.isArray(cfg)) return null;
-  const raw = param(cfg as Record<string, unknown>, "taskPushNotificationConfig");
   if (raw === undefined || raw === null) return null;
   const push = pushOf(ctx);
   const where = "configuration.taskPushNotificationConfig";

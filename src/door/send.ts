@@ -10,7 +10,13 @@ import type { SubmitResult } from "../session/session_api.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
-import { fenced, type IncomingMessage, readMessage } from "./message.ts";
+import { fenced, type IncomingMessage, incomingMessage } from "./message.ts";
+import type { MessageParams } from "../a2a/spec.ts";
+
+/** A send's configuration as its spec read it: what the send flow looks at. */
+export interface SendConfiguration {
+  taskPushNotificationConfig?: unknown;
+}
 import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
 
 /** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
@@ -22,8 +28,8 @@ export type Routed =
 /**
  * Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing.
  */
-export function routeMessage(ctx: CallContext, params: Record<string, unknown>): Routed {
-  const msg = readMessage(params);
+export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
+  const msg = incomingMessage(message);
   if (msg instanceof RpcError) throw msg;
   // A message this caller already sent (same messageId): its task, not a second one.
   const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
@@ -127,11 +133,11 @@ export type Taken =
 export async function take(
   ctx: CallContext,
   routed: Exclude<Routed, { kind: "retry" }>,
-  params: Record<string, unknown>,
+  configuration: SendConfiguration | undefined,
   headers: Headers,
   beforeNew?: () => void,
 ): Promise<Taken> {
-  const inline = await readInlinePush(ctx, params, headers);
+  const inline = await readInlinePush(ctx, configuration?.taskPushNotificationConfig, headers);
   checkInlineTask(inline, routed.msg.taskId);
   // The inline config sees the task from the send on: the events after this one.
   const after = ctx.session.log.lastId;

@@ -13,7 +13,7 @@ import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type FormationDoor, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
-import { type Binding, handlerOf } from "./handlers.ts";
+import { type Binding, callMethod, isRpcMethod } from "./handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { SeenMessages } from "./retries.ts";
@@ -248,10 +248,9 @@ function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
     const ctx = ctxFor(grant, req);
     const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
-    const handler = handlerOf(method);
-    if (!handler) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isRpcMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
     try {
-      return await handler({ ctx, stream, binding });
+      return await callMethod(method, { ctx, stream, binding });
     } catch (e) {
       if (e instanceof RpcError) return refuse(e);
       o.warn(`door: ${method} failed: ${e instanceof Error ? e.stack : e}`);

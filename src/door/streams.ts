@@ -10,11 +10,11 @@ import { openView, type TaskProbe, type ViewKind } from "../events/view.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { artifactOf, toA2A } from "../session/task_record.ts";
 import { frameOf } from "../events/wire.ts";
-import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
+import { RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
 import { activates, lastEventId, sseResponse } from "./sse_response.ts";
-import { configHistoryLength } from "./history_length.ts";
+import type { ParamsOf } from "../a2a/spec.ts";
 import { directDecided, directReplyOf } from "./direct_reply.ts";
 
 // Moved to sse_response.ts (shared with src/edge/server.ts); re-exported while the edge imports
@@ -96,15 +96,19 @@ function oneEvent(req: StreamRequest, result: StreamResponse, ext: string[]): Re
   );
 }
 
-export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promise<Response> {
+export async function sendStreaming(
+  ctx: CallContext,
+  req: StreamRequest,
+  params: ParamsOf<"SendStreamingMessage">,
+): Promise<Response> {
   if (!ctx.session.acceptsTasks) {
     throw unsupported(
       "this capsule does not stream: its lifecycle.task_acceptance is none, so it takes no tasks",
     );
   }
-  const routed = routeMessage(ctx, req.params);
+  const routed = routeMessage(ctx, params.message);
   const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
-  const history = configHistoryLength(req.params);
+  const history = params.configuration?.historyLength;
   const opening = (t: TaskRecord): StreamResponse => ({ task: toA2A(t, true, history) });
   if (routed.kind === "retry") {
     // The same stream again, resumed by the replay rules (Last-Event-ID): nothing new starts. A
@@ -119,7 +123,7 @@ export async function sendStreaming(ctx: CallContext, req: StreamRequest): Promi
   }
   // The new task has no event before this: a held direct reply replays from here.
   const after = ctx.session.log.lastId;
-  const taken = await take(ctx, routed, req.params, req.headers);
+  const taken = await take(ctx, routed, params.configuration, req.headers);
   const task = taken.kind === "reply" ? taken.task : taken.result.task;
   if (taken.kind === "new" && taken.result.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
@@ -156,11 +160,11 @@ async function decided(ctx: CallContext, task: TaskRecord): Promise<void> {
   }
 }
 
-export function subscribeToTask(ctx: CallContext, req: StreamRequest): Response {
-  const id = req.params.id;
-  if (typeof id !== "string" || id === "") {
-    throw invalidParams("Invalid params: SubscribeToTask requires an id");
-  }
+export function subscribeToTask(
+  ctx: CallContext,
+  req: StreamRequest,
+  { id }: ParamsOf<"SubscribeToTask">,
+): Response {
   if (!ctx.session.acceptsTasks) {
     throw unsupported(
       "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",

@@ -130,22 +130,6 @@ export async function readConfigFields(
   };
 }
 
-/** The task id a push method names (`taskId` or `task_id`), required. */
-export function readTaskId(params: Record<string, unknown>, method: string): string {
-  const v = opt(params, "taskId");
-  if (typeof v !== "string" || v === "") throw bad(`${method} requires a taskId`);
-  return v;
-}
-
-/** The config id Get and Delete name, required. */
-export function readConfigId(params: Record<string, unknown>, method: string): string {
-  const v = opt(params, "id");
-  if (typeof v !== "string" || v === "") {
-    throw bad(`${method} requires an id: the config's id`);
-  }
-  return v;
-}
-
 /** The session's configs by task, then by caller and id. */
 export class ConfigStore {
   #byTask = new Map<string, Map<string, PushConfig>>();
