@@ -191,7 +191,12 @@ function checkTools(
       return;
     }
     if (tool.name === undefined) {
-      fail(missing(`${at}.name`, "a tool entry is {builtin: request-input} or a command tool"));
+      fail(
+        missing(
+          `${at}.name`,
+          "a tool entry is {builtin: request-input}, {builtin: publish} or a command tool",
+        ),
+      );
     } else if (!TOOL_NAME.test(tool.name)) {
       fail(invalid(
         `${at}.name`,

@@ -400,7 +400,7 @@ const capabilitiesSchema = mapping({
 });
 
 /**
- * One `tools:` entry: `{builtin: request-input}` or a command tool. One object with every key
+ * One `tools:` entry: `{builtin: request-input}`, `{builtin: publish}` or a command tool. One object with every key
  * optional (rather than a union) so zod reports unknown keys and the exact failing key; which
  * keys an entry needs is decided in checkManifest.
  */

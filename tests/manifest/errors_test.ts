@@ -56,7 +56,7 @@ Deno.test("E-MAN-001: a missing required key is named by its path", async (t) =>
     ],
     [
       `${BASE}tools:\n  - description: d\n    command: [./w.sh]\n`,
-      "missing required key 'tools[0].name': a tool entry is {builtin: request-input} or a command tool",
+      "missing required key 'tools[0].name': a tool entry is {builtin: request-input}, {builtin: publish} or a command tool",
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-task-end\n`,
