@@ -190,3 +190,52 @@ Deno.test("edge: published files keep their parts, a 5 MiB url names the edge an
     await redis.close();
   }
 });
+
+Deno.test("edge: past history_limit the capsule deletes the dropped messages from Redis; the edge answers as the door, historyDropped included", async () => {
+  const redis = await TestRedis.start();
+  const ask = (n: number) => ({
+    steps: [{ tool_call: { id: `t${n}`, name: "request-input", input: { prompt: `Q${n}` } } }],
+  });
+  const cap = await startCapsule({
+    manifest: clusterManifest(redis.url, {
+      tools: [{ builtin: "request-input" }],
+      lifecycle: { task_acceptance: "queue", after_task: "sleep", history_limit: 3 },
+    }),
+    script: { tasks: [{ turns: [ask(1), ask(2), ask(3), { steps: [{ text: "all answered" }] }] }] },
+  });
+  const edge = await startEdgeProc(redis.url);
+  try {
+    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    let task = (await rpc(cap.base, "SendMessage", {
+      message: { messageId: "m-0", role: "ROLE_USER", parts: [{ text: "start" }] },
+    })).result.task;
+    for (let i = 1; task.status.state === "TASK_STATE_INPUT_REQUIRED"; i++) {
+      task = (await rpc(cap.base, "SendMessage", {
+        message: {
+          messageId: `m-${i}`,
+          role: "ROLE_USER",
+          taskId: task.id,
+          parts: [{ text: `A${i}` }],
+        },
+      })).result.task;
+    }
+    assert.equal(task.status.state, "TASK_STATE_COMPLETED");
+    const own = (await rpc(cap.base, "GetTask", { id: task.id })).result;
+    assert.equal(own.metadata.murmur.historyDropped, 5);
+    const theirs = await until("the edge to answer as the door", async () => {
+      const t = (await rpc(at, "GetTask", { id: task.id })).result;
+      return t?.status.state === "TASK_STATE_COMPLETED" ? t : undefined;
+    });
+    assert.deepEqual(theirs, own);
+    // Only the kept messages are in Redis: the dropped ones were deleted as they fell off.
+    const fields = await redis.cmd("HKEYS", `mur:{${cap.ready.session_id}}:history`) as string[];
+    assert.deepEqual(
+      fields.filter((f) => f.startsWith(`${task.id}:`)).sort(),
+      [5, 6, 7].map((n) => `${task.id}:${n}`),
+    );
+  } finally {
+    await edge.kill();
+    await cap.close();
+    await redis.close();
+  }
+});
