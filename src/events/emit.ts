@@ -73,14 +73,23 @@ function isoAt(ms: number): string {
 // millisecond: its JSON up to the frame (`{"statusUpdate":{"taskId":…,"metadata":{"<URI>":`) is
 // written once and reused, so a frame costs the serialization of its own keys only (a flood at
 // one watcher spent about a third of its log append re-serializing this prefix per event).
-let carrierKey = "";
+// The four parts it was written for, compared one by one (no key string built per event).
+let carrierTask = "";
+let carrierContext = "";
+let carrierState = "";
+let carrierIso = "";
 let carrierHead = "";
 const URI_KEY = JSON.stringify(STREAM_URI);
 
 function carrierOf(task: TaskIds, state: TaskState, iso: string): string {
-  const key = `${task.id}\n${task.contextId}\n${state}\n${iso}`;
-  if (key !== carrierKey) {
-    carrierKey = key;
+  if (
+    iso !== carrierIso || task.id !== carrierTask || task.contextId !== carrierContext ||
+    state !== carrierState
+  ) {
+    carrierTask = task.id;
+    carrierContext = task.contextId;
+    carrierState = state;
+    carrierIso = iso;
     carrierHead = `{"statusUpdate":{"taskId":${JSON.stringify(task.id)},"contextId":${
       JSON.stringify(task.contextId)
     },"status":{"state":${JSON.stringify(state)},"timestamp":${
@@ -88,6 +97,13 @@ function carrierOf(task: TaskIds, state: TaskState, iso: string): string {
     }},"metadata":{${URI_KEY}:`;
   }
   return carrierHead;
+}
+
+/** A frame's JSON; a text frame (a flood's every event) from a template of its three keys. */
+function frameJson(frame: TaskFrame): string {
+  return frame.frame === "text"
+    ? `{"frame":"text","text":${JSON.stringify(frame.text)},"final":${frame.final}}`
+    : JSON.stringify(frame);
 }
 
 /**
@@ -105,7 +121,7 @@ export function frameInput(
     taskId: task.id,
     contextId: task.contextId,
     standard: false,
-    activatedJson: `${carrierOf(task, state, isoAt(now))}${JSON.stringify(frame)}}}}`,
+    activatedJson: `${carrierOf(task, state, isoAt(now))}${frameJson(frame)}}}}`,
     state,
     isStatus: false,
   };
