@@ -99,13 +99,13 @@ export const DIAGNOSTICS = {
   "W-RUN-004":
     "no task came: the session waited for a first task (no `--task`, no task.md, nothing sent to its door within `MURMUR_A2A_TIMEOUT_SECS`, 30 s) and ended without running one",
   "W-CLU-001":
-    "the capsule cannot publish to its `cluster.redis` (unreachable, refused): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
+    "the capsule cannot publish to its `cluster.redis` (unreachable, refused, a TLS certificate or a password Redis does not take, an unreadable `MURMUR_REDIS_CA`): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
   "W-CLU-002":
     "`cluster` with `network.authentication` but no `MURMUR_CLUSTER_KEY`: edges cannot verify this session's tokens and refuse its calls",
   "E-EDGE-001":
-    "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
+    "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, a CA file (`--redis-ca`, `MURMUR_REDIS_CA`) it cannot read, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
   "W-EDGE-001":
-    "`mur edge` lost its Redis: its connections stay open (heartbeats go on) and read on from where they were when Redis answers again",
+    "`mur edge` cannot reach its Redis (at start, within 2 s, or later; unreachable, a TLS certificate or a password refused): it serves on, its connections stay open (heartbeats go on) and read on from where they were when Redis answers",
   "W-OTEL-001":
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-OTEL-002":

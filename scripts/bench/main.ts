@@ -2,7 +2,7 @@
  * `deno task bench`: mur's event stream against the @a2a-js/sdk 1.3.0 server and a raw
  * Deno.serve limit, measured in one run on one machine, written to BENCHMARKS.md.
  *
- *   deno task bench            3 rounds, then the scale, page, push and edge rows (6–8
+ *   deno task bench            3 rounds, then the scale, page, push, edge and Redis rows (6–8
  *                              minutes on this 2-core machine)
  *   deno task bench --quick    1 short round, for trying the script itself
  *   deno task bench --out F    write the report to F instead of BENCHMARKS.md
@@ -28,6 +28,7 @@ import { roundScale } from "./round_scale.ts";
 import { benchPush } from "./push.ts";
 import { Scale, scaleMarkdown } from "./scale.ts";
 import { benchEdges } from "./round_edges.ts";
+import { benchRedis } from "./round_redis.ts";
 import { benchHistory } from "./round_history.ts";
 import { pathMarkdown, profileEventPath } from "./round_profile.ts";
 
@@ -107,6 +108,7 @@ export async function bench(args: string[]): Promise<number> {
   let rounds = 0;
   let pageMd = "";
   let edgesMd = "";
+  let redisMd = "";
   let pushMd = "";
   let historyMd = "";
   let pathMd = "";
@@ -173,6 +175,14 @@ export async function bench(args: string[]): Promise<number> {
           (e as Error).message
         }\n`;
       }
+      log("the Redis client: publish cost, edge CPU, start, 1,000 watchers on 100 sessions");
+      try {
+        redisMd = (await benchRedis(log, values.quick ?? false)).markdown;
+      } catch (e) {
+        redisMd = `## Beyond one machine: the Redis client (issue 32)\n\nnot available: ${
+          (e as Error).message
+        }\n`;
+      }
     } finally {
       await lg.stop();
     }
@@ -203,6 +213,7 @@ export async function bench(args: string[]): Promise<number> {
       scaleMd.trimEnd(),
       pageMd.trimEnd(),
       edgesMd.trimEnd(),
+      redisMd.trimEnd(),
       pushMd.trimEnd(),
       historyMd.trimEnd(),
     ]
@@ -219,6 +230,7 @@ export async function bench(args: string[]): Promise<number> {
   if (pushMd) console.log(`\n${pushMd}`);
   console.log(`\n${scaleMd}`);
   if (edgesMd) console.log(`\n${edgesMd}`);
+  if (redisMd) console.log(`\n${redisMd}`);
   console.log(`\nwrote ${out} (${elapsed.toFixed(0)} s)`);
   return 0;
 }

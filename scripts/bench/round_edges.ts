@@ -9,7 +9,7 @@
  *   deno run -A scripts/bench/round_edges.ts [--quick]   prints the section on its own
  */
 import { IdWatcher } from "../../tests/helpers/id_watcher.ts";
-import { type EdgeProc, startEdgeProc } from "../../tests/helpers/edge.ts";
+import { type EdgeProc, sessionOn, startEdgeProc } from "../../tests/helpers/edge.ts";
 import { startCapsule } from "../../tests/helpers/capsule.ts";
 import { TestRedis } from "../../tests/helpers/redis.ts";
 import { cpuUs } from "./procs.ts";
@@ -140,6 +140,7 @@ export async function benchEdges(
   const rows: EdgeRow[] = [];
   try {
     for (let i = 0; i < 3; i++) edges.push(await startEdgeProc(redis.url));
+    await sessionOn(edges[0], cap.ready.session_id);
     const at = (e: EdgeProc) => `${e.url}/sessions/${cap.ready.session_id}/`;
     for (const k of ks) {
       for (

@@ -17,7 +17,7 @@
  *   deno run -A scripts/bench/round_redis.ts [--quick]   prints the section on its own
  */
 import { IdWatcher } from "../../tests/helpers/id_watcher.ts";
-import { startEdgeProc } from "../../tests/helpers/edge.ts";
+import { sessionOn, startEdgeProc } from "../../tests/helpers/edge.ts";
 import { startCapsule } from "../../tests/helpers/capsule.ts";
 import { TestRedis } from "../../tests/helpers/redis.ts";
 import { openRedis, type RedisClient, type Reply } from "../../src/cluster/client.ts";
@@ -270,7 +270,7 @@ async function edgeCpu(redis: TestRedis, quick: boolean) {
   });
   const edge = await startEdgeProc(redis.url);
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}/`;
+    const at = `${await sessionOn(edge, cap.ready.session_id)}/`;
     const door = await measure("capsule door", cap.base, [cap.base + "/"], k, [cap.ready.pid]);
     const e = await measure("1 edge", cap.base, [at], k, [edge.pid]);
     return { edge: e.cpuPerEvent, door: door.cpuPerEvent, k };

@@ -58,7 +58,7 @@ export async function runCommand(args: string[]): Promise<number> {
     : await readResume(plan, plan.resumeFrom);
   for (const w of plan.warnings) console.error(w);
   const capsule = await assembleCapsule(plan, { resume, membership });
-  const publisher = await start(capsule, resume);
+  await start(capsule, resume);
   const report = (status: SessionStatus) =>
     reportStatus(status, capsule.session, {
       json: plan.json,
@@ -74,6 +74,9 @@ export async function runCommand(args: string[]): Promise<number> {
     report,
   });
   await announceRunning(capsule, membership, v);
+  // After the readiness line: the Redis client takes a few hundred ms to load on a busy machine
+  // (docs/edge.md "The client"); what the session wrote meanwhile is published from its ring.
+  const publisher = publish(capsule);
   const status = await runToEnd(capsule, async () => {
     await publisher?.stop();
     removeEndings();
@@ -111,8 +114,8 @@ async function readResume(plan: LaunchPlan, from: string): Promise<ResumePlan> {
 }
 
 /**
- * The session begins, takes its launch task (and a resumed session's loss report), lets the
- * door's requests through, and publishes to the cluster when it has one.
+ * The session begins, takes its launch task (and a resumed session's loss report) and lets the
+ * door's requests through.
  */
 async function start(c: Capsule, resume: ResumePlan | undefined) {
   const { session, plan } = c;
@@ -131,6 +134,11 @@ async function start(c: Capsule, resume: ResumePlan | undefined) {
     markLost(resume, c.sessionId, report.id);
   }
   c.opened();
+}
+
+/** Publishing to the cluster, when the manifest has one (src/cluster/publish_session.ts). */
+function publish(c: Capsule) {
+  const { session, plan } = c;
   if (!c.cluster || !plan.manifest.cluster) return null;
   const tokenKey = c.cluster.tokenKey;
   return c.cluster.module.startPublishing({

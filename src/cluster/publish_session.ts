@@ -57,9 +57,10 @@ export interface Publishing {
 
 /**
  * Starts publishing without waiting for the Redis client to load: ioredis and Node's net and tls
- * cost a capsule about 150–250 ms of start on this project's busy 2-core machine (BENCHMARKS.md,
- * the Redis rows), which `mur run`'s readiness line does not wait for. Events the session writes
- * meanwhile are in its log's replay ring, which the publisher publishes first.
+ * cost about 150–250 ms on this project's busy 2-core machine (importing client.ts against
+ * importing nothing), so `mur run` calls this after its readiness line. Events the session wrote
+ * before the publisher subscribed are in its log's replay ring, which the publisher publishes
+ * first.
  */
 export function startPublishing(p: PublishInput): Publishing {
   const client = lazyImport<typeof import("./client.ts")>(new URL("./client.ts", import.meta.url));

@@ -14,7 +14,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { startCapsule } from "../helpers/capsule.ts";
-import { startEdgeProc } from "../helpers/edge.ts";
+import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
@@ -81,7 +81,7 @@ Deno.test("edge bindings: the card names JSON-RPC and HTTP+JSON at the edge; the
   const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
   const edge = await startEdgeProc(redis.url);
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     await until("the session on the edge", async () => {
       const r = await fetch(`${at}/.well-known/agent-card.json`);
       await r.body?.cancel();
@@ -159,7 +159,7 @@ Deno.test("edge bindings: each HTTP+JSON route answers on the edge as on the cap
   const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
   const edge = await startEdgeProc(redis.url);
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     const send = await answer(`${cap.base}/message:send`, {
       method: "POST",
       body: JSON.stringify({

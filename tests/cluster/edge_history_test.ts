@@ -13,7 +13,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { startCapsule } from "../helpers/capsule.ts";
-import { startEdgeProc } from "../helpers/edge.ts";
+import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest } from "./fixtures.ts";
@@ -72,7 +72,7 @@ for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
     });
     const edge = await startEdgeProc(redis.url);
     try {
-      const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+      const at = await sessionOn(edge, cap.ready.session_id);
       const c = await new ClientFactory({
         transports: [
           binding === "JSONRPC"
@@ -145,7 +145,7 @@ Deno.test("edge: published files keep their parts, a 5 MiB url names the edge an
   });
   const edge = await startEdgeProc(redis.url, { MURMUR_CLUSTER_KEY: key });
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     const token = cap.ready.tokens!.reader;
     const sent = await rpc(at, "SendMessage", {
       message: { messageId: "m-files", role: "ROLE_USER", parts: [{ text: "files" }] },

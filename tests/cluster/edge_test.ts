@@ -12,7 +12,7 @@ import {
   STREAM_URI,
   streamRequest,
 } from "../helpers/capsule.ts";
-import { startEdgeProc } from "../helpers/edge.ts";
+import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { RawSse } from "../helpers/raw_sse.ts";
 import { IdWatcher } from "../helpers/id_watcher.ts";
 import { TestRedis } from "../helpers/redis.ts";
@@ -56,7 +56,7 @@ Deno.test("edge: the same events under the same ids as the capsule's door; the s
   const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
   const edge = await startEdgeProc(redis.url);
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     // A task sent through the edge runs on the capsule.
     const a = await send(at, "flood");
     const done = (await until("the flood to complete on the edge", async () => {
@@ -171,7 +171,7 @@ Deno.test("edge: the capsule's tokens and scopes, under the shared MURMUR_CLUSTE
   const keyless = await startEdgeProc(redis.url);
   try {
     const tokens = cap.ready.tokens!;
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     await until(
       "the session in Redis",
       async () =>
@@ -213,7 +213,7 @@ Deno.test("edge: heartbeats, a slow reader told lagged, plain task streams, Send
   const edge = await startEdgeProc(redis.url, { MURMUR_HEARTBEAT_MS: "200" });
   const raws: RawSse[] = [];
   try {
-    const at = `${edge.url}/sessions/${cap.ready.session_id}`;
+    const at = await sessionOn(edge, cap.ready.session_id);
     const ending = await IdWatcher.open(at + "/", { lastEventId: 0 });
     // Heartbeats on the edge's own cadence.
     const beating = await RawSse.open(at + "/", "murmur.WatchSession", {}, {

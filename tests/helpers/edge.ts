@@ -68,3 +68,19 @@ export async function startEdgeProc(
     },
   };
 }
+
+/**
+ * The session's URL on the edge, once the edge finds it in Redis (its card answers): a capsule
+ * publishes after its readiness line, so an edge knows a session a moment after its door does.
+ */
+export async function sessionOn(edge: EdgeProc, sessionId: string): Promise<string> {
+  const at = `${edge.url}/sessions/${sessionId}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const r = await fetch(`${at}/.well-known/agent-card.json`);
+    await r.body?.cancel();
+    if (r.status === 200) return at;
+    if (Date.now() > deadline) throw new Error(`${sessionId} never appeared on ${edge.url}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -10,7 +10,7 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { startCapsule } from "../helpers/capsule.ts";
-import { type EdgeProc, startEdgeProc } from "../helpers/edge.ts";
+import { type EdgeProc, sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { IdWatcher } from "../helpers/id_watcher.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
@@ -118,6 +118,7 @@ Deno.test({
     const all: IdWatcher[] = [];
     try {
       for (let i = 0; i < EDGES; i++) edges.push(await startEdgeProc(redis.url));
+      await sessionOn(edges[0], cap.ready.session_id);
       const at = (i: number) => `${edges[i].url}/sessions/${cap.ready.session_id}/`;
       const door = await IdWatcher.open(cap.base + "/", { lastEventId: 0, record: true });
       all.push(door);
@@ -207,6 +208,7 @@ Deno.test({
     const redis = await TestRedis.start();
     const cap = await startCapsule({ manifest: manifest(redis.url), script: SCRIPT });
     const edge = await startEdgeProc(redis.url);
+    await sessionOn(edge, cap.ready.session_id);
     const all: IdWatcher[] = [];
     try {
       const at = `${edge.url}/sessions/${cap.ready.session_id}/`;
