@@ -54,8 +54,13 @@ class Proc {
   }
 }
 
-function spawn(bin: string, args: string[]): Deno.ChildProcess {
-  return new Deno.Command(bin, { args, stdout: "null", stderr: "null", stdin: "null" }).spawn();
+/**
+ * Every server runs in its deployment's temp folder (removed by `close()`): a primary writes an
+ * RDB file for each replica's first sync, which would otherwise land where the tests run.
+ */
+function spawn(bin: string, args: string[], cwd: string): Deno.ChildProcess {
+  return new Deno.Command(bin, { args, cwd, stdout: "null", stderr: "null", stdin: "null" })
+    .spawn();
 }
 
 const BASE_ARGS = [
@@ -183,7 +188,7 @@ export class TlsRedis {
       "default",
       "off",
       ...BASE_ARGS,
-    ]);
+    ], dir);
     const r = new TlsRedis(port, dir, files.ca, "mur", password, new Proc(port, proc));
     await until("the TLS redis-server to answer", async () => {
       const out = await new Deno.Command(REDIS_CLI, {
@@ -249,7 +254,7 @@ export class TestCluster {
             "--cluster-node-timeout",
             "1000",
             ...BASE_ARGS,
-          ]),
+          ], c.dir),
         ),
       );
     }
@@ -402,7 +407,7 @@ export class TestSentinel {
     const s = new TestSentinel(await Deno.makeTempDir({ prefix: "mur-redis-sentinel-" }));
     const pm = freePort();
     const pr = freePort();
-    s.primary = new Proc(pm, spawn(REDIS_SERVER, ["--port", String(pm), ...BASE_ARGS]));
+    s.primary = new Proc(pm, spawn(REDIS_SERVER, ["--port", String(pm), ...BASE_ARGS], s.dir));
     s.replica = new Proc(
       pr,
       spawn(REDIS_SERVER, [
@@ -412,7 +417,7 @@ export class TestSentinel {
         "127.0.0.1",
         String(pm),
         ...BASE_ARGS,
-      ]),
+      ], s.dir),
     );
     s.#procs.push(s.primary, s.replica);
     await answers(pm);
@@ -433,7 +438,7 @@ export class TestSentinel {
           "",
         ].join("\n"),
       );
-      s.#procs.push(new Proc(port, spawn(REDIS_SENTINEL, [conf])));
+      s.#procs.push(new Proc(port, spawn(REDIS_SENTINEL, [conf], s.dir)));
       s.sentinels.push(port);
     }
     await until(
