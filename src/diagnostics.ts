@@ -84,7 +84,7 @@ export const DIAGNOSTICS = {
   "E-RUN-050":
     "an internal error in `mur run` (an uncaught exception): the running task fails with it, the session ends `failed`",
   "E-RUN-051":
-    "the staging phase stopped the launch: an `on-stage` hook failed (non-zero exit, timeout, unreadable answer) or answered a manifest under a bad or taken name, or a tool manifest under `workdir/tools/` cannot be used; nothing started, the diagnostics are in `logs/bootstrap.log`",
+    "the staging phase stopped the launch: an `on-stage` hook failed or answered a bad manifest name, or a manifest under `workdir/tools/` is unusable; see `logs/bootstrap.log`",
   "E-PUB-001":
     "`publish` was given a path outside the workdir (absolute, or with a `..` component): the tool call fails, nothing is published",
   "E-PUB-002":
