@@ -2,6 +2,8 @@
 import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "../watch/card_probe.ts";
 import { type HttpResponse, request } from "../http/http1_client.ts";
+import { murLine } from "../invocation.ts";
+import { runningDir } from "../home/running_records.ts";
 
 export type RpcAnswer =
   | { ok: true; result: unknown }
@@ -41,7 +43,7 @@ export async function callDoor(
     throw new MurError(
       "E-IO-003",
       `could not reach the door at ${url} for ${method}: ${why}`,
-      "check that the capsule is running (mur ps)",
+      `check that the capsule is running (\`${murLine("ps")}\`)`,
     );
   }
   if (res.status === 401 || res.status === 403) {
@@ -52,7 +54,7 @@ export async function callDoor(
     throw new MurError(
       "E-IO-004",
       `the door at ${url} refused ${method} with HTTP ${res.status}: ${why}`,
-      `set MURMUR_DOOR_TOKEN to a token holding the ${method} scope (mur run --json prints the session's tokens)`,
+      `set MURMUR_DOOR_TOKEN to a token holding the ${method} scope (a session's tokens are in its running record under ${runningDir()}/ and in the readiness line its mur run --json printed)`,
     );
   }
   let body: { result?: unknown; error?: { code: number; message: string; data?: unknown } };

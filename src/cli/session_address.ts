@@ -139,6 +139,6 @@ export async function resolveSession(
   throw new MurError(
     "E-RUN-023",
     `${rec.session_id} is running but its capsule did not answer at ${rec.url}: ${reason}`,
-    "the capsule may be busy or starting; try again, or mur stop it",
+    `the capsule may be busy or starting; try again, or \`${murLine("stop", rec.session_id)}\``,
   );
 }

@@ -8,6 +8,7 @@
  */
 import { MurError } from "../errors.ts";
 import { pidAlive, processStart } from "../process_liveness.ts";
+import { murLine } from "../invocation.ts";
 
 export interface WorkdirLock {
   path: string;
@@ -83,8 +84,9 @@ export async function lockWorkdir(
         throw new MurError(
           "E-RUN-043",
           `the workdir ${shown} holds a live session, ${other.session_id} (pid ${other.pid}, started ${other.started_at})`,
-          "one session runs in a workdir at a time: give another --workdir, or end that session (mur stop " +
-            `${other.session_id})`,
+          `one session runs in a workdir at a time: give another --workdir, or end that session (\`${
+            murLine("stop", other.session_id)
+          }\`)`,
         );
       }
       // A lock whose holder is gone (the session was killed): take it over.

@@ -15,6 +15,7 @@ import { stateWord } from "./format.ts";
 import { Follow, type TaskToFollow } from "./follow.ts";
 import { Outcomes, WATCH_EXIT } from "./outcome.ts";
 import { murLine } from "../invocation.ts";
+import { runningDir } from "../home/running_records.ts";
 export interface WatchTarget {
   /** `host:port` of the door. */
   url: string;
@@ -101,7 +102,7 @@ export async function openWatch(
     throw new MurError(
       "E-IO-003",
       `could not connect to ${target.name} at ${target.url}: ${errorMessage(e)}`,
-      "check that the capsule is running (mur ps) and that the address is right",
+      `check that the capsule is running (\`${murLine("ps")}\`) and that the address is right`,
     );
   }
   if (res.status === 401 || res.status === 403) {
@@ -110,8 +111,8 @@ export async function openWatch(
       "E-IO-004",
       `the door at ${target.url} refused murmur.WatchSession with HTTP ${res.status}: ${why}`,
       target.token
-        ? "the token presented does not hold the murmur.WatchSession scope; set MURMUR_DOOR_TOKEN to one that does (mur run --json prints the session's tokens)"
-        : "this door requires a token: set MURMUR_DOOR_TOKEN to one holding the murmur.WatchSession scope (mur run --json prints the session's tokens)",
+        ? `the token presented does not hold the murmur.WatchSession scope; set MURMUR_DOOR_TOKEN to one that does (${TOKENS_AT()})`
+        : `this door requires a token: set MURMUR_DOOR_TOKEN to one holding the murmur.WatchSession scope (${TOKENS_AT()})`,
     );
   }
   const type = res.headers.get("content-type") ?? "";
@@ -242,3 +243,7 @@ function watchLine(target: WatchTarget, ...more: string[]): string {
     ? murLine("watch", target.name, ...more)
     : murLine("watch", "--url", target.name, ...more);
 }
+
+/** Where an operator finds a session's tokens (the hint beside a door's 401/403). */
+const TOKENS_AT = () =>
+  `a session's tokens are in its running record under ${runningDir()}/ and in the readiness line its mur run --json printed`;

@@ -146,6 +146,10 @@ Deno.test("hints: the demo's command lines run as printed from the clone, with n
       () => watchers.every((w) => /\[murmur\] watching/.test(w.stderr())) || undefined,
       90_000,
     );
+    // A second capsule on the same workdir is refused (E-RUN-043); its hint's stop line is -v's.
+    const second = await run(`${NPX} run --manifest examples/hello --task again`, cwd, env);
+    assert.match(second.stderr, /error\[E-RUN-043\]/);
+    assert.deepEqual(commands(second.stderr, NPX), [vLines[1]]);
     assertRan(vLines[1], await run(vLines[1], cwd, env));
     // A watcher learns the capsule has gone from the connection ending (E-IO-003, exit 1).
     for (const [i, w] of watchers.entries()) assertRan(watchLines[i], await w.result, [0, 1]);
