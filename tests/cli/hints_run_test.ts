@@ -146,10 +146,6 @@ Deno.test("hints: the demo's command lines run as printed from the clone, with n
       () => watchers.every((w) => /\[murmur\] watching/.test(w.stderr())) || undefined,
       90_000,
     );
-    // A second capsule on the same workdir is refused (E-RUN-043); its hint's stop line is -v's.
-    const second = await run(`${NPX} run --manifest examples/hello --task again`, cwd, env);
-    assert.match(second.stderr, /error\[E-RUN-043\]/);
-    assert.deepEqual(commands(second.stderr, NPX), [vLines[1]]);
     assertRan(vLines[1], await run(vLines[1], cwd, env));
     // A watcher learns the capsule has gone from the connection ending (E-IO-003, exit 1).
     for (const [i, w] of watchers.entries()) assertRan(watchLines[i], await w.result, [0, 1]);
@@ -242,8 +238,27 @@ Deno.test("hints: E-RUN-040's trace command runs from where the user stands, wit
   const [murTrace] = commands(own.stderr, "mur");
   assert.match(murTrace ?? "", /^mur trace show wd2\//, own.stderr);
   assertRan(murTrace, await run(murTrace, tmp, denoEnv));
-  // The same hint run from another folder would need an absolute path: the hint says where
-  // it was printed for, and from there it runs.
+  // A second capsule on a workdir a live session holds is refused (E-RUN-043); the stop line in
+  // its hint ends the holder, as printed.
+  const holder = shell(
+    "mur run --manifest cap --workdir wd3 --lifecycle-task-acceptance queue --lifecycle-after-task sleep",
+    tmp,
+    denoEnv,
+  );
+  try {
+    await until(
+      "the holder's session line",
+      () => /^session: /m.test(holder.stdout()) || undefined,
+    );
+    const second = await run("mur run --manifest cap --workdir wd3 --task again", tmp, denoEnv);
+    assert.match(second.stderr, /error\[E-RUN-043\]/);
+    const [stopLine] = commands(second.stderr, "mur");
+    assert.match(stopLine ?? "", /^mur stop ses_[0-9a-f]{32}$/, second.stderr);
+    assertRan(stopLine, await run(stopLine, tmp, denoEnv));
+    assertRan("the holder", await holder.result);
+  } finally {
+    holder.kill();
+  }
   await Deno.remove(tmp, { recursive: true });
 });
 
