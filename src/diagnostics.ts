@@ -30,7 +30,7 @@ export const DIAGNOSTICS = {
   "E-CAP-013":
     "an artifact claims the name of a tool the runtime provides itself (`request-input`, `call-member`, `end-without-answer`, `delegate-task`)",
   "E-MAN-004":
-    "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`): ignored, it would leave that section at its defaults",
+    "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`), or an `inference` key within two edits of `driver` when there is none (`drivr:`): ignored, it would leave that section, or the driver, at its defaults",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":

@@ -49,6 +49,20 @@ lifecycel:
   );
 });
 
+Deno.test("a misspelt inference.driver is an error when there is no driver: the model keys never run scripted", async () => {
+  const r = await run(`name: typo
+version: "1"
+inference:
+  drivr: anthropic
+  model: claude-haiku-4-5
+`);
+  assertEquals(r.code, 1, r.stderr);
+  assertEquals(r.stdout, "");
+  assertEquals(r.stderr.split("\n").filter((l) => l.startsWith("error[")), [
+    "error[E-MAN-004]: murmur.yaml: 'inference.drivr' is not a key mur knows, and 'inference.driver' is missing: did you mean 'inference.driver'? (a misspelt key would be ignored, leaving 'inference.driver' at its default)",
+  ]);
+});
+
 Deno.test("a near-miss beside its real section, or below the top level, is a warning and the session runs", async () => {
   const r = await run(`name: typo
 version: "1"
