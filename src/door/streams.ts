@@ -17,10 +17,6 @@ import { activates, lastEventId, sseResponse } from "./sse_response.ts";
 import type { ParamsOf } from "../a2a/spec.ts";
 import { directDecided, directReplyOf } from "./direct_reply.ts";
 
-// Moved to sse_response.ts (shared with src/edge/server.ts); re-exported while the edge imports
-// them from here.
-export { activates, lastEventId };
-
 export interface StreamRequest {
   /** The JSON-RPC request id its events echo; null: the HTTP+JSON binding (bare events). */
   id: string | number | null;

@@ -12,7 +12,7 @@ import { invalidParams, taskNotFound, unsupported } from "../door/jsonrpc.ts";
 import type { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { pollLog } from "../door/poll.ts";
-import { activates, lastEventId } from "../door/streams.ts";
+import { activates, lastEventId, sseResponse } from "../door/sse_response.ts";
 import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { openView } from "../events/view.ts";
 import type { SessionMirror } from "./mirror.ts";
@@ -61,16 +61,6 @@ async function cursorOf(m: SessionMirror, headers: Headers): Promise<number | un
   return id;
 }
 
-function sse(body: ReadableStream<Uint8Array>, ext: string[]): Response {
-  const headers = new Headers({
-    "content-type": "text/event-stream",
-    "cache-control": "no-cache",
-    "connection": "keep-alive",
-  });
-  if (ext.length) headers.set("A2A-Extensions", ext.join(", "));
-  return new Response(body, { headers });
-}
-
 const forwarded: EdgeHandler = (c) => c.forward();
 
 function idParam(c: EdgeCall, method: string): string {
@@ -93,7 +83,7 @@ async function watchSession(c: EdgeCall): Promise<Response> {
     lastEventId: await cursorOf(m, c.headers),
     warn: c.warn,
   });
-  return sse(body, [DOOR_URI, STREAM_URI]);
+  return sseResponse(body, [DOOR_URI, STREAM_URI]);
 }
 
 async function subscribeToTask(c: EdgeCall): Promise<Response> {
@@ -132,7 +122,7 @@ async function subscribeToTask(c: EdgeCall): Promise<Response> {
     lastEventId: requested ?? mark,
     warn: c.warn,
   });
-  return sse(body, activated ? [STREAM_URI] : []);
+  return sseResponse(body, activated ? [STREAM_URI] : []);
 }
 
 export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
