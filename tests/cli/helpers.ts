@@ -1,8 +1,11 @@
-/** Running the real CLI (`deno run -A main.ts …`) as a subprocess, with bounded waits. */
+/**
+ * Running the real CLI (`deno run -A main.ts …`) as a subprocess, through the one launcher
+ * (tests/helpers/mur.ts), with bounded waits.
+ */
 import { type RunningRecord, writeRunningRecord } from "../../src/home/running_records.ts";
-import { killTree } from "../helpers/kill_tree.ts";
+import { Lines, MAIN, runMur as runMurProcess, startMur } from "../helpers/mur.ts";
 
-export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+export { MAIN };
 
 export interface MurResult {
   code: number;
@@ -10,138 +13,40 @@ export interface MurResult {
   stderr: string;
 }
 
-/** Runs `mur <args>` to completion (killed after timeoutMs) and returns its output. */
+/** Runs `mur <args>` to completion (killed, and a rejection, after timeoutMs); its output. */
 export async function runMur(
   args: string[],
   env: Record<string, string> = {},
   timeoutMs = 30_000,
 ): Promise<MurResult> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
-    env: { NO_COLOR: "", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => killTree(child.pid), timeoutMs);
-  try {
-    const out = await child.output();
-    return {
-      code: out.code,
-      stdout: new TextDecoder().decode(out.stdout),
-      stderr: new TextDecoder().decode(out.stderr),
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+  const { code, stdout, stderr } = await runMurProcess(
+    { args, env: { NO_COLOR: "", ...env } },
+    timeoutMs,
+  );
+  return { code, stdout, stderr };
 }
 
-/** Reads a byte stream line by line as it arrives, each read bounded by a timeout. */
-export class LineReader {
-  private reader: ReadableStreamDefaultReader<string>;
-  private buffer = "";
-  private ended = false;
-  /** Every line read so far. */
-  readonly seen: string[] = [];
-
-  constructor(stream: ReadableStream<Uint8Array>) {
-    this.reader = stream.pipeThrough(new TextDecoderStream()).getReader();
-  }
-
-  /** The next line, or null at end of stream; throws after timeoutMs. */
-  async next(timeoutMs = 15_000): Promise<string | null> {
-    const deadline = Date.now() + timeoutMs;
-    while (true) {
-      const nl = this.buffer.indexOf("\n");
-      if (nl >= 0) {
-        const line = this.buffer.slice(0, nl);
-        this.buffer = this.buffer.slice(nl + 1);
-        this.seen.push(line);
-        return line;
-      }
-      if (this.ended) {
-        if (this.buffer === "") return null;
-        const rest = this.buffer;
-        this.buffer = "";
-        this.seen.push(rest);
-        return rest;
-      }
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        throw new Error(`no line within ${timeoutMs} ms (have ${JSON.stringify(this.buffer)})`);
-      }
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(new Error(`no line within ${timeoutMs} ms (seen ${JSON.stringify(this.seen)})`)),
-          left,
-        );
-      });
-      try {
-        const { value, done } = await Promise.race([this.reader.read(), timeout]);
-        if (done) this.ended = true;
-        else this.buffer += value;
-      } finally {
-        clearTimeout(timer);
-      }
-    }
-  }
-
-  /** Reads lines until one satisfies `pred`; returns the lines read, that one included. */
-  async until(pred: (line: string) => boolean, timeoutMs = 15_000): Promise<string[]> {
-    const deadline = Date.now() + timeoutMs;
-    const got: string[] = [];
-    while (true) {
-      const line = await this.next(Math.max(1, deadline - Date.now()));
-      if (line === null) {
-        throw new Error(`stream ended before the line (read ${JSON.stringify(got)})`);
-      }
-      got.push(line);
-      if (pred(line)) return got;
-    }
-  }
-
-  /** Everything left, until the stream ends. */
-  async rest(timeoutMs = 15_000): Promise<string[]> {
-    const deadline = Date.now() + timeoutMs;
-    const got: string[] = [];
-    while (true) {
-      const line = await this.next(Math.max(1, deadline - Date.now()));
-      if (line === null) return got;
-      got.push(line);
-    }
-  }
-}
+/** stdout or stderr of a started mur, line by line as it arrives (tests/helpers/mur.ts). */
+export { Lines as LineReader };
 
 /** A child whose stdout and stderr are read line by line as they arrive. */
 export interface LiveMur {
   child: Deno.ChildProcess;
-  out: LineReader;
-  err: LineReader;
+  out: Lines;
+  err: Lines;
   /** Resolves with the next stdout line, or null at end of output; rejects after timeoutMs. */
   nextLine(timeoutMs?: number): Promise<string | null>;
   kill(): void;
 }
 
-export function spawnMur(args: string[], env: Record<string, string> = {}): LiveMur {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, ...args],
-    env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const out = new LineReader(child.stdout);
-  const err = new LineReader(child.stderr);
+export async function spawnMur(args: string[], env: Record<string, string> = {}): Promise<LiveMur> {
+  const mur = await startMur({ args, env });
   return {
-    child,
-    out,
-    err,
-    nextLine: (timeoutMs) => out.next(timeoutMs),
-    kill() {
-      killTree(child.pid);
-    },
+    child: mur.proc,
+    out: mur.out,
+    err: mur.err,
+    nextLine: (timeoutMs) => mur.out.next(timeoutMs),
+    kill: () => mur.kill("SIGKILL"),
   };
 }
 

@@ -7,7 +7,7 @@
 import { ok as assert } from "node:assert/strict";
 import { type Capsule, readSse, startCapsule, streamRequest } from "../helpers/capsule.ts";
 import { until } from "../helpers/until.ts";
-import { LineReader, MAIN } from "./helpers.ts";
+import { type Lines, murArgv, startProcess } from "../helpers/mur.ts";
 
 /** One line of the tool's output; 600 of them pass the shell tool's 16 KiB cap. */
 export const TOOL_LINE = 'ligne — 東京 ✓ "quoted"\ttab \\ back';
@@ -132,7 +132,7 @@ export interface Ran {
  * DENO_DIR, so no NO_COLOR or other setting leaks in from the test's own environment).
  */
 export async function mur(args: string[], env: Record<string, string>, timeoutMs = 30_000) {
-  return await run([Deno.execPath(), "run", "-A", "--quiet", MAIN, ...args], env, timeoutMs);
+  return await run(murArgv(args), env, timeoutMs);
 }
 
 /**
@@ -143,7 +143,7 @@ export async function mur(args: string[], env: Record<string, string>, timeoutMs
 export async function murOnTerminal(args: string[], env: Record<string, string>): Promise<Ran> {
   const errFile = await Deno.makeTempFile({ prefix: "mur-tty-err-" });
   try {
-    const line = [Deno.execPath(), "run", "-A", "--quiet", MAIN, ...args].map(shq).join(" ");
+    const line = murArgv(args).map(shq).join(" ");
     const r = await run(["script", "-qec", `${line} 2>${shq(errFile)}`, "/dev/null"], env, 30_000);
     return {
       code: r.code,
@@ -165,7 +165,7 @@ export async function murOnPath(): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "mur-bin-" });
   await Deno.writeTextFile(
     `${dir}/mur`,
-    `#!/bin/sh\nexec ${shq(Deno.execPath())} run -A --quiet ${shq(MAIN)} "$@"\n`,
+    `#!/bin/sh\nexec ${murArgv([]).map(shq).join(" ")} "$@"\n`,
   );
   await Deno.chmod(`${dir}/mur`, 0o755);
   return dir;
@@ -175,25 +175,17 @@ export function shq(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR"]) {
-    const v = Deno.env.get(k);
-    if (v !== undefined) env[k] = v;
-  }
-  return env;
-}
-
 /** A running pipeline: stderr line by line as it comes, everything once it ends, and a kill. */
 export interface Running {
-  err: LineReader;
+  err: Lines;
   result: Promise<Ran>;
   kill(): void;
 }
 
 /**
- * Starts argv in a session of its own (`setsid`), so a kill or a timeout ends the whole pipeline
- * it started by its process group id (the child's pid) rather than leaving `mur` or `jq` behind.
+ * Starts argv in a session of its own (`setsid`), under exactly `env`, through the one launcher
+ * (tests/helpers/mur.ts), so a kill or a timeout ends the whole pipeline it started by its
+ * process group id (the child's pid) rather than leaving `mur` or `jq` behind.
  */
 export function start(
   argv: string[],
@@ -202,34 +194,14 @@ export function start(
   /** Leave stdout unread until this settles (a reader that stalls). */
   readStdoutAfter?: Promise<unknown>,
 ): Running {
-  const child = new Deno.Command("setsid", {
-    args: argv,
-    env: { ...baseEnv(), ...env },
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const kill = () => {
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch { /* already gone */ }
-  };
-  const timer = setTimeout(kill, timeoutMs);
-  const err = new LineReader(child.stderr);
-  const stdout = (readStdoutAfter ?? Promise.resolve()).then(() =>
-    new Response(child.stdout).text()
-  );
-  const result = (async () => {
-    try {
-      const status = await child.status;
-      await err.rest(timeoutMs);
-      return { code: status.code, stdout: await stdout, stderr: err.seen.join("\n") };
-    } finally {
-      clearTimeout(timer);
-    }
-  })();
-  return { err, result, kill };
+  const p = startProcess(argv, { env, clearEnv: true, setsid: true, readStdoutAfter });
+  const result = p.end(timeoutMs).then((e) => ({
+    code: e.code,
+    stdout: e.stdout,
+    stderr: p.err.lines.join("\n"),
+  }));
+  result.catch(() => {}); // a caller that kills and never awaits it is not an unhandled rejection
+  return { err: p.err, result, kill: () => p.kill("SIGKILL") };
 }
 
 /** `mur <args>` started as in mur(). */
@@ -238,15 +210,10 @@ export function startMur(
   env: Record<string, string>,
   timeoutMs = 30_000,
   readStdoutAfter?: Promise<unknown>,
-) {
-  return start(
-    [Deno.execPath(), "run", "-A", "--quiet", MAIN, ...args],
-    env,
-    timeoutMs,
-    readStdoutAfter,
-  );
+): Running {
+  return start(murArgv(args), env, timeoutMs, readStdoutAfter);
 }
 
-function run(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<Ran> {
-  return start(argv, env, timeoutMs).result;
+async function run(argv: string[], env: Record<string, string>, timeoutMs: number): Promise<Ran> {
+  return await start(argv, env, timeoutMs).result;
 }

@@ -4,7 +4,8 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { listRunningRecords } from "../../src/home/running_records.ts";
-import { LineReader, MAIN, runMur, spawnMur, tempHome } from "./helpers.ts";
+import { type Mur, startMur } from "../helpers/mur.ts";
+import { type LiveMur, runMur, spawnMur, tempHome } from "./helpers.ts";
 import { murLine } from "../../src/invocation.ts";
 
 const MANIFEST = `name: realwatch
@@ -51,28 +52,22 @@ interface Ready {
 }
 
 interface Capsule {
-  child: Deno.ChildProcess;
+  mur: Mur;
   ready: Ready;
-  stderr: LineReader;
 }
 
+/** `mur run --json` on the manifest text, in the MURMUR_HOME the watch reads too. */
 async function startCapsule(home: string): Promise<{ capsule: Capsule; dir: string }> {
   const dir = await Deno.makeTempDir({ prefix: "mur-capsule-" });
   await Deno.writeTextFile(`${dir}/murmur.yaml`, MANIFEST);
   await Deno.writeTextFile(`${dir}/script.yaml`, SCRIPT);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", MAIN, "run", "--manifest", dir, "--json"],
+  const mur = await startMur({
+    args: ["run", "--manifest", dir, "--json"],
     env: { MURMUR_HOME: home, MURMUR_HEARTBEAT_MS: "300" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const out = new LineReader(child.stdout);
-  const line = await out.next(30_000);
-  assert(line, "mur run wrote no readiness line");
-  // Keep draining stdout so the capsule never blocks on a full pipe.
-  out.rest(120_000).catch(() => {});
-  return { capsule: { child, ready: JSON.parse(line), stderr: new LineReader(child.stderr) }, dir };
+    readyMs: 30_000,
+    removeOnClose: [dir],
+  });
+  return { capsule: { mur, ready: mur.ready as unknown as Ready }, dir };
 }
 
 async function send(url: string, text: string): Promise<string> {
@@ -103,15 +98,8 @@ async function taskState(url: string, id: string): Promise<string> {
   return (await res.json()).result.status.state;
 }
 
-async function cleanup(capsule: Capsule | undefined, dir: string | undefined, home: string) {
-  if (capsule) {
-    try {
-      capsule.child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await capsule.child.status;
-    capsule.stderr.rest(1000).catch(() => {});
-  }
-  if (dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
+async function cleanup(capsule: Capsule | undefined, home: string) {
+  await capsule?.mur.close();
   await Deno.remove(home, { recursive: true }).catch(() => {});
 }
 
@@ -119,11 +107,11 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
   const home = await tempHome();
   let capsule: Capsule | undefined;
   let dir: string | undefined;
-  const watch = { live: undefined as ReturnType<typeof spawnMur> | undefined };
+  const watch = { live: undefined as LiveMur | undefined };
   try {
     ({ capsule, dir } = await startCapsule(home));
     const { url, session_id: sid } = capsule.ready;
-    watch.live = spawnMur(["watch", "@1"], { MURMUR_HOME: home });
+    watch.live = await spawnMur(["watch", "@1"], { MURMUR_HOME: home });
     const w = watch.live;
     assertEquals(
       await w.err.next(30_000),
@@ -174,7 +162,7 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     assertEquals(canceled, [slow, queued].sort());
     assert(out.includes("residue: nothing else was left running"), stop.stdout);
     assert(!out.some((l) => l.startsWith("unended:")), stop.stdout);
-    const st = await capsule.child.status;
+    const st = await capsule.mur.status;
     assert(st.code !== null && st.signal === null, `capsule ended by signal ${st.signal}`);
     assertEquals(await listRunningRecords(home), []);
 
@@ -213,18 +201,17 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
   } finally {
     watch.live?.kill();
     await watch.live?.child.status;
-    await cleanup(capsule, dir, home);
+    await cleanup(capsule, home);
   }
 });
 
 Deno.test("real capsule killed before any event: watch exits 1, 'lost before any event'", async () => {
   const home = await tempHome();
   let capsule: Capsule | undefined;
-  let dir: string | undefined;
-  let live: ReturnType<typeof spawnMur> | undefined;
+  let live: LiveMur | undefined;
   try {
-    ({ capsule, dir } = await startCapsule(home));
-    live = spawnMur(["watch", "--url", capsule.ready.url, "--json"], {});
+    ({ capsule } = await startCapsule(home));
+    live = await spawnMur(["watch", "--url", capsule.ready.url, "--json"], {});
     // --url: the card names the session
     assertEquals(
       await live.err.next(30_000),
@@ -234,8 +221,8 @@ Deno.test("real capsule killed before any event: watch exits 1, 'lost before any
     const ack = JSON.parse((await live.out.next(15_000))!);
     assertEquals(ack.id, null);
     assert(ack.event.message, JSON.stringify(ack));
-    capsule.child.kill("SIGKILL");
-    await capsule.child.status;
+    capsule.mur.kill("SIGKILL");
+    await capsule.mur.status;
     assertEquals(await live.out.rest(), []);
     assertEquals((await live.child.status).code, 1);
     assertEquals(
@@ -247,6 +234,6 @@ Deno.test("real capsule killed before any event: watch exits 1, 'lost before any
   } finally {
     live?.kill();
     await live?.child.status;
-    await cleanup(capsule, dir, home);
+    await cleanup(capsule, home);
   }
 });

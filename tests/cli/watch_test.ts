@@ -11,7 +11,9 @@ import {
   status,
   taskFrame,
 } from "../watch/fake_door.ts";
-import { fakeSessionId, MAIN, runMur, spawnMur, tempHome, writeRecord } from "./helpers.ts";
+import { murArgv, startProcess } from "../helpers/mur.ts";
+import { fakeSessionId, runMur, spawnMur, tempHome, writeRecord } from "./helpers.ts";
+import { shq } from "./pipes.ts";
 import { murLine } from "../../src/invocation.ts";
 
 const T1 = "tsk_0199c4e2f1b7712a9d3e4f5061728394";
@@ -234,7 +236,7 @@ Deno.test("mur watch | reader sees a status line while the stream is still open,
     },
   });
   // NO_COLOR deliberately unset: a pipe alone must be enough to turn colour off.
-  const live = spawnMur(["watch", "--url", door.url], { TERM: "xterm-256color" });
+  const live = await spawnMur(["watch", "--url", door.url], { TERM: "xterm-256color" });
   try {
     const first = await live.nextLine(15_000);
     assertEquals(first, "[working] inference turn 1");
@@ -412,19 +414,14 @@ Deno.test("mur watch | head -1: a reader that goes away ends the watch quietly",
       }
     },
   });
-  const child = new Deno.Command("sh", {
-    args: ["-c", `"${Deno.execPath()}" run -A --quiet "${MAIN}" watch --url ${door.url} | head -1`],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const line = `${murArgv(["watch", "--url", door.url]).map(shq).join(" ")} | head -1`;
+  const pipeline = startProcess(["sh", "-c", line], { setsid: true });
   try {
-    const out = await child.output();
-    assertEquals(new TextDecoder().decode(out.stdout), "[working] inference turn 1\n");
-    assert(!new TextDecoder().decode(out.stderr).includes("E-IO-003"));
+    const out = await pipeline.end(30_000);
+    assertEquals(out.stdout, "[working] inference turn 1\n");
+    assert(!out.stderr.includes("E-IO-003"));
   } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
+    await pipeline.close();
     await door.close();
   }
 });

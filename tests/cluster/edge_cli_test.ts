@@ -4,23 +4,15 @@
  * nothing listens.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { MAIN } from "../helpers/capsule.ts";
 import { startEdgeProc } from "../helpers/edge.ts";
+import { runMur } from "../helpers/mur.ts";
 import { until } from "../helpers/until.ts";
 
-async function edge(args: string[], env: Record<string, string> = {}) {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "edge", ...args],
+function edge(args: string[], env: Record<string, string> = {}) {
+  return runMur({
+    args: ["edge", ...args],
     env: { NO_COLOR: "1", MURMUR_REDIS_URL: "", MURMUR_CLUSTER_KEY: "", ...env },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).output();
-  return {
-    code: out.code,
-    stdout: new TextDecoder().decode(out.stdout),
-    stderr: new TextDecoder().decode(out.stderr),
-  };
+  });
 }
 
 Deno.test("mur edge: refusals are coded and nothing listens", async () => {

@@ -1,10 +1,11 @@
 /**
  * Test helpers for formations: a roster of scripted capsules in a temp dir, `mur run --roster`
- * started as a real process with its one readiness line read, and door calls with a token.
+ * started by the one launcher (tests/helpers/mur.ts) with its one readiness line read, and door
+ * calls with a token.
  */
 import { stringify } from "yaml";
-import { LineReader, MAIN } from "../cli/helpers.ts";
 import { killTree } from "../helpers/kill_tree.ts";
+import { type Lines, startMur } from "../helpers/mur.ts";
 
 export interface FormationLine {
   formation_id: string;
@@ -18,7 +19,7 @@ export interface Launched {
   home: string;
   proc: Deno.ChildProcess;
   line: FormationLine;
-  stdout: LineReader;
+  stdout: Lines;
   stderr: Promise<string>;
   /** What the launcher wrote on stderr so far (to wait on a line before acting). */
   stderrSoFar(): string;
@@ -69,54 +70,29 @@ export async function launch(
   env: Record<string, string> = {},
 ): Promise<Launched> {
   const home = `${dir}/.home`;
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--quiet",
-      MAIN,
-      "run",
-      "--roster",
-      `${dir}/roster.yaml`,
-      "--json",
-      ...args,
-    ],
+  const mur = await startMur({
+    args: ["run", "--roster", `${dir}/roster.yaml`, "--json", ...args],
     // The entry member has no task: it waits for one A2A task, long enough for every test.
     env: { MURMUR_HOME: home, MURMUR_A2A_TIMEOUT_SECS: "120", NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = new LineReader(proc.stdout);
-  let errText = "";
-  const stderr = (async () => {
-    const dec = new TextDecoder();
-    for await (const chunk of proc.stderr) errText += dec.decode(chunk, { stream: true });
-    return errText + dec.decode();
-  })();
-  const first = await stdout.next(60_000).catch(() => null);
-  if (first === null) {
-    killTree(proc.pid);
-    await proc.status;
-    throw new Error(`no formation line:\n${await stderr}`);
-  }
-  const line = JSON.parse(first) as FormationLine;
+    readyMs: 60_000,
+    removeOnClose: [dir],
+  });
+  const line = mur.ready as unknown as FormationLine;
   const pids = () => line.members.map((m) => m.pid).filter((p): p is number => p !== null);
   return {
     dir,
     home,
-    proc,
+    proc: mur.proc,
     line,
-    stdout,
-    stderr,
-    stderrSoFar: () => errText,
+    stdout: mur.out,
+    stderr: mur.err.done.then(() => mur.err.text()),
+    stderrSoFar: () => mur.err.text(),
     pids,
     async close() {
-      // Every pid this test started, whatever state it is in.
-      for (const pid of [...pids(), proc.pid]) killTree(pid);
-      await proc.status;
-      await stderr.catch(() => "");
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      // Every pid this test started, whatever state it is in (the members are the launcher's
+      // children, but one whose launcher died first is not in its tree any more).
+      for (const pid of pids()) killTree(pid);
+      await mur.close();
     },
   };
 }

@@ -18,17 +18,7 @@ import {
   rawRequest,
   rpcBody,
 } from "./helpers.ts";
-
-const METHODS = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-] as const;
+import { OPERATOR_METHODS as METHODS } from "../helpers/methods.ts";
 
 const NAME = "guarded";
 

@@ -325,17 +325,8 @@ export async function traceOf(cap: Capsule): Promise<Record<string, unknown>[]> 
   });
 }
 
-/** Waits for the process to end (bounded), killing it when it does not. */
+/** Waits for the process to end (bounded: SIGKILL and a rejection after `ms`). */
 export async function ended(cap: Capsule, ms = 20_000) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const out = await Promise.race([
-    cap.finished(),
-    new Promise<null>((r) => (timer = setTimeout(() => r(null), ms))),
-  ]);
-  clearTimeout(timer);
-  if (out === null) {
-    cap.kill("SIGKILL");
-    throw new Error(`mur run did not end within ${ms} ms`);
-  }
-  return out;
+  await cap.mur.end(ms);
+  return await cap.finished();
 }

@@ -5,7 +5,8 @@
  * deciding task deciding `mur run`'s status and exit code, lanes, threaded conversations.
  */
 import assert from "node:assert/strict";
-import { collect, MAIN, streamRequest, writeCapsule } from "../helpers/capsule.ts";
+import { collect, streamRequest, writeCapsule } from "../helpers/capsule.ts";
+import { startMur } from "../helpers/mur.ts";
 import {
   call,
   capsule,
@@ -141,34 +142,19 @@ async function humanRun(args: string[], send: (base: string) => Promise<void>) {
     manifest: { name: "door", version: "0.1.0", lifecycle: { task_acceptance: "single" } },
     script,
   });
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "run", "--manifest", dir, ...args],
+  const mur = await startMur({
+    args: ["run", "--manifest", dir, ...args],
     env: { MURMUR_HOME: `${dir}/.home`, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
+    removeOnClose: [dir],
+  });
   try {
-    const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
-    let out = "";
-    while (!out.includes("\nsession: ")) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const port = /murmur: url localhost:(\d+)/.exec(out)![1];
+    await mur.out.find((l) => l.startsWith("session: "), 30_000);
+    const port = /murmur: url localhost:(\d+)/.exec(mur.out.text())![1];
     await send(`http://127.0.0.1:${port}`);
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      out += value;
-    }
-    const stderr = await new Response(proc.stderr).text();
-    return { code: (await proc.status).code, stdout: out, stderr };
+    const { code, stdout, stderr } = await mur.end(30_000);
+    return { code, stdout, stderr };
   } finally {
-    clearTimeout(timer);
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    await mur.close();
   }
 }
 

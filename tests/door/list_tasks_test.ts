@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { assertRpcError, call, capsule, list, message, submit, waitTask } from "./helpers.ts";
 import { until } from "../helpers/until.ts";
+import { CARD_METHODS } from "../helpers/methods.ts";
 
 const script = {
   tasks: [
@@ -287,17 +288,7 @@ Deno.test("agent card: cache headers, ETag revalidation, shape of a public door"
     assert.equal(card.capabilities.extendedAgentCard, false);
     const [door, capsuleExt, stream] = card.capabilities.extensions;
     assert.deepEqual(door.params, {
-      methods: [
-        "SendMessage",
-        "SendStreamingMessage",
-        "SubscribeToTask",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "murmur.WatchSession",
-        "murmur.StopSession",
-        "murmur.PollSession",
-      ],
+      methods: [...CARD_METHODS],
       peerTasks: true,
     });
     assert.equal(capsuleExt.params.sessionId, cap.ready.session_id);

@@ -19,6 +19,7 @@ import {
   submit,
   waitTask,
 } from "./helpers.ts";
+import { OPERATOR_METHODS } from "../helpers/methods.ts";
 
 const JSON_V1 = { "content-type": "application/json", "a2a-version": "1.0" };
 const IDS = ["req-7", 7, 0, -3, ""] as const;
@@ -270,16 +271,7 @@ Deno.test("-32003 for the four push-notification methods, as the card's pushNoti
 
 Deno.test("-32602 for params that are not an object, on every method", async () => {
   await withCapsule(queue, async (cap) => {
-    const methods = [
-      "SendMessage",
-      "SendStreamingMessage",
-      "SubscribeToTask",
-      "GetTask",
-      "ListTasks",
-      "CancelTask",
-      "murmur.WatchSession",
-      "murmur.StopSession",
-    ];
+    const methods = [...OPERATOR_METHODS];
     for (const method of methods) {
       for (const params of [[], "x", 1, null, true, [{ id: "x" }]]) {
         for (const id of ["p", 5]) {

@@ -1,8 +1,8 @@
 /**
- * Test helper: a real `mur edge` process on a free port, reading one Redis; its JSON readiness
- * line gives its address. Killed by its pid.
+ * Test helper: a real `mur edge` process on a free port, reading one Redis, started by the one
+ * launcher (mur.ts); its JSON readiness line gives its address. Killed by its pid.
  */
-import { MAIN } from "./capsule.ts";
+import { startMur } from "./mur.ts";
 
 export interface EdgeProc {
   url: string;
@@ -20,49 +20,24 @@ export async function startEdgeProc(
   env: Record<string, string> = {},
   args: string[] = [],
 ): Promise<EdgeProc> {
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "edge", "--redis", redisUrl, "--port", "0", ...args],
+  const mur = await startMur({
+    args: ["edge", "--redis", redisUrl, "--port", "0", ...args],
     env: { NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "15000", ...env },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  let soFar = "";
-  const stderr = (async () => {
-    for await (const chunk of proc.stderr.pipeThrough(new TextDecoderStream())) soFar += chunk;
-    return soFar;
-  })();
-  const reader = proc.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const timer = setTimeout(() => {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 20_000);
-  while (!buf.includes("\n")) {
-    const { done, value } = await reader.read();
-    if (done) {
-      clearTimeout(timer);
-      throw new Error(`mur edge exited before its readiness line:\n${await stderr}`);
-    }
-    buf += value;
-  }
-  clearTimeout(timer);
-  reader.cancel().catch(() => {});
-  const ready = JSON.parse(buf.slice(0, buf.indexOf("\n"))) as { edge: string; pid: number };
+    readyMs: 20_000,
+  });
+  const ready = mur.ready as { edge: string; pid: number };
   let killed: Promise<void> | null = null;
   return {
     url: ready.edge,
     pid: ready.pid,
-    proc,
-    stderr,
-    stderrSoFar: () => soFar,
+    proc: mur.proc,
+    stderr: mur.err.done.then(() => mur.err.text()),
+    stderrSoFar: () => mur.err.text(),
     kill(signal: Deno.Signal = "SIGKILL") {
       killed ??= (async () => {
-        try {
-          proc.kill(signal);
-        } catch { /* gone */ }
-        await proc.status;
+        mur.kill(signal);
+        await mur.status;
+        if (signal === "SIGKILL") await mur.close();
       })();
       return killed;
     },

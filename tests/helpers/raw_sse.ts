@@ -1,17 +1,16 @@
 /**
  * A raw TCP SSE client for tests that need exact control of reading: it writes the HTTP request
- * itself, can stop reading entirely (a stalled reader), and decodes chunked encoding and SSE
- * lines itself.
+ * itself, can stop reading entirely (a stalled reader) and decodes chunked encoding itself; the
+ * events in the body are parsed by the tests' one SSE reader (sse.ts).
  */
-import type { SseEvent } from "./capsule.ts";
+import { type SseEvent, sseItems } from "./sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 export class RawSse {
   #conn: Deno.TcpConn;
-  #buf = new Uint8Array(0);
-  #body = "";
+  #buf: Uint8Array = new Uint8Array(0);
   #chunkLeft = 0;
   #headersDone = false;
   #ended = false;
@@ -69,8 +68,9 @@ export class RawSse {
   }
 
   /**
-   * Reads until `until` is satisfied or the connection ends, bounded by `ms`; `stop` (checked
-   * between reads) ends it early too.
+   * Reads until `until` is satisfied or the connection ends, bounded by `ms` (then the
+   * connection is closed and what was read returned); `stop` (checked after each event or
+   * comment) ends it early too.
    */
   async read(
     until: (e: SseEvent, all: SseEvent[]) => boolean,
@@ -78,34 +78,26 @@ export class RawSse {
     stop?: () => boolean,
   ): Promise<SseEvent[]> {
     const out: SseEvent[] = [];
-    const deadline = Date.now() + ms;
-    const chunk = new Uint8Array(256 * 1024);
     while (this.#kept.length) {
       const e = this.#kept.shift()!;
       out.push(e);
       if (until(e, out)) return out;
     }
-    for (;;) {
-      for (const e of this.#drainEvents()) {
-        out.push(e);
-        if (until(e, out)) return out;
+    if (stop?.()) return out;
+    const timer = setTimeout(() => this.close(), ms);
+    try {
+      for (;;) {
+        const r = await this.#items.next();
+        if (r.done) return out;
+        if ("comment" in r.value) this.comments++;
+        else {
+          out.push(r.value.event);
+          if (until(r.value.event, out)) return out;
+        }
+        if (stop?.()) return out;
       }
-      if (this.#ended || stop?.()) return out;
-      if (Date.now() > deadline) throw new Error(`raw SSE read not done in ${ms} ms`);
-      const timer = setTimeout(() => this.close(), Math.max(1, deadline - Date.now()));
-      let n: number | null;
-      try {
-        n = await this.#conn.read(chunk);
-      } catch {
-        n = null;
-      } finally {
-        clearTimeout(timer);
-      }
-      if (n === null) {
-        this.#ended = true;
-        continue;
-      }
-      this.#feed(chunk.subarray(0, n));
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -120,43 +112,60 @@ export class RawSse {
   }
 
   #kept: SseEvent[] = [];
+  /** The body's events, parsed by the product's reader (sse.ts) as the socket is read. */
+  #items = sseItems(this.#body());
 
-  #feed(bytes: Uint8Array) {
-    const merged = new Uint8Array(this.#buf.length + bytes.length);
-    merged.set(this.#buf);
-    merged.set(bytes, this.#buf.length);
-    this.#buf = merged;
+  /** The response body's bytes, de-chunked, read from the socket only while a `read` asks. */
+  async *#body(): AsyncGenerator<Uint8Array> {
+    const chunk = new Uint8Array(256 * 1024);
+    while (!this.#ended) {
+      let n: number | null;
+      try {
+        n = await this.#conn.read(chunk);
+      } catch {
+        n = null; // closed (by a read's bound, or close())
+      }
+      if (n === null) return;
+      const body = this.#feed(chunk.slice(0, n));
+      if (body.length > 0) yield body;
+    }
+  }
+
+  /** Takes socket bytes: the head once, then chunked transfer decoding; returns body bytes. */
+  #feed(bytes: Uint8Array): Uint8Array {
+    this.#buf = concat(this.#buf, bytes);
     if (!this.#headersDone) {
       const s = dec.decode(this.#buf);
       const i = s.indexOf("\r\n\r\n");
-      if (i < 0) return;
+      if (i < 0) return new Uint8Array(0);
       this.headers = s.slice(0, i);
       this.status = Number(this.headers.split(" ")[1]);
       this.#headersDone = true;
       this.#buf = this.#buf.subarray(enc.encode(s.slice(0, i + 4)).length);
     }
+    let body: Uint8Array = new Uint8Array(0);
     // chunked transfer decoding: size line, data, CRLF
     for (;;) {
       if (this.#needCrlf) {
-        if (this.#buf.length < 2) return;
+        if (this.#buf.length < 2) return body;
         this.#buf = this.#buf.subarray(2);
         this.#needCrlf = false;
       }
       if (this.#chunkLeft === 0) {
         const s = dec.decode(this.#buf.subarray(0, Math.min(this.#buf.length, 32)));
         const i = s.indexOf("\r\n");
-        if (i < 0) return;
+        if (i < 0) return body;
         const size = parseInt(s.slice(0, i), 16);
         if (size === 0) {
           this.#ended = true;
-          return;
+          return body;
         }
         this.#chunkLeft = size;
         this.#buf = this.#buf.subarray(i + 2);
       }
-      if (this.#buf.length === 0) return;
+      if (this.#buf.length === 0) return body;
       const take = Math.min(this.#chunkLeft, this.#buf.length);
-      this.#body += dec.decode(this.#buf.subarray(0, take), { stream: true });
+      body = concat(body, this.#buf.subarray(0, take));
       this.#buf = this.#buf.subarray(take);
       this.#chunkLeft -= take;
       if (this.#chunkLeft === 0) this.#needCrlf = true;
@@ -164,22 +173,6 @@ export class RawSse {
   }
 
   #needCrlf = false;
-
-  *#drainEvents(): Generator<SseEvent> {
-    let i;
-    while ((i = this.#body.indexOf("\n\n")) >= 0) {
-      const block = this.#body.slice(0, i);
-      this.#body = this.#body.slice(i + 2);
-      let id: number | null = null;
-      let data: string | null = null;
-      for (const line of block.split("\n")) {
-        if (line.startsWith(":")) this.comments++;
-        else if (line.startsWith("id: ")) id = Number(line.slice(4));
-        else if (line.startsWith("data: ")) data = line.slice(6);
-      }
-      if (data !== null) yield { id, data: JSON.parse(data) };
-    }
-  }
 
   close() {
     try {
@@ -195,4 +188,11 @@ export async function rssKiB(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);
   const m = /VmRSS:\s+(\d+) kB/.exec(status);
   return m ? Number(m[1]) : NaN;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a);
+  out.set(b, a.length);
+  return out;
 }

@@ -7,7 +7,8 @@
  * the session ends with the same result, and the trace counts the spans it could not deliver.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { MAIN, startCapsule } from "../helpers/capsule.ts";
+import { startCapsule } from "../helpers/capsule.ts";
+import { runMur } from "../helpers/mur.ts";
 import { finishedWithin, hookScript, ofType, type Rec, traceOf } from "../session/helpers.ts";
 import { closedPort, type ReceivedSpan, startReceiver } from "./receiver.ts";
 
@@ -320,14 +321,8 @@ Deno.test("a collector that is down or never answers: same session, same result,
   const dir = await Deno.makeTempDir({ prefix: "mur-otel-trace-" });
   await Deno.writeTextFile(`${dir}/trace.jsonl`, down.traceText);
   const mur = async (...args: string[]) =>
-    new TextDecoder().decode(
-      (await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", MAIN, "trace", ...args, `${dir}/trace.jsonl`],
-        env: { NO_COLOR: "1" },
-        stdout: "piped",
-        stderr: "inherit",
-      }).output()).stdout,
-    );
+    (await runMur({ args: ["trace", ...args, `${dir}/trace.jsonl`], env: { NO_COLOR: "1" } }))
+      .stdout;
   const endpoint = ofType(down.trace, "otel_export")[0].endpoint;
   const show = await mur("show");
   assert.ok(
@@ -343,11 +338,8 @@ Deno.test("mur run -v names where spans go, and where that came from", async () 
   const receiver = startReceiver();
   const dir = await Deno.makeTempDir({ prefix: "mur-otel-v-" });
   try {
-    const out = await new Deno.Command(Deno.execPath(), {
+    const out = await runMur({
       args: [
-        "run",
-        "-A",
-        MAIN,
         "run",
         "--manifest",
         new URL("../../examples/hello", import.meta.url).pathname,
@@ -358,12 +350,9 @@ Deno.test("mur run -v names where spans go, and where that came from", async () 
         "-v",
       ],
       env: { NO_COLOR: "1", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
-      stdout: "piped",
-      stderr: "piped",
-      stdin: "null",
-    }).output();
-    const lines = new TextDecoder().decode(out.stdout).split("\n");
-    assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+    });
+    const lines = out.stdout.split("\n");
+    assertEquals(out.code, 0, out.stderr);
     assert.ok(
       lines.includes(`otel: ${receiver.url}/v1/traces (OTEL_EXPORTER_OTLP_ENDPOINT)`),
       lines.join("\n"),

@@ -12,6 +12,7 @@ import { ensureCli } from "../drivers/process/install.ts";
 import { startCapsule } from "../helpers/capsule.ts";
 import { finishedWithin, ofType, type Rec, traceOf } from "../session/helpers.ts";
 import { type ReceivedSpan, startReceiver } from "./receiver.ts";
+import { codexHome } from "../helpers/codex_home.ts";
 
 /** Runs one launch task on a harness with export on; the receiver's spans and the trace. */
 async function runHarness(
@@ -103,22 +104,7 @@ Deno.test("codex's own spans join the session's trace under the task span", asyn
   const { spans, requests, trace } = await runHarness(
     "codex",
     async (home) => {
-      const codexHome = `${home}/codex-home`;
-      await Deno.mkdir(codexHome);
-      await Deno.writeTextFile(
-        `${codexHome}/config.toml`,
-        [
-          `model = "fake-model"`,
-          `model_provider = "fake"`,
-          `[model_providers.fake]`,
-          `name = "fake"`,
-          `base_url = "${endpoint.url}"`,
-          `wire_api = "responses"`,
-          `env_key = "FAKE_KEY"`,
-          "",
-        ].join("\n"),
-      );
-      return [`CODEX_HOME=${codexHome}`, "FAKE_KEY=sk-fake"];
+      return (await codexHome(home, endpoint.url)).env;
     },
     () => endpoint.close(),
   );

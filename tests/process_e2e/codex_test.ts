@@ -19,6 +19,7 @@ import {
   traceOf,
   until,
 } from "./helpers.ts";
+import { codexHome } from "../helpers/codex_home.ts";
 
 Deno.test("codex through mur run: the card, a text task, an MCP tool call to a shell tool", async (t) => {
   const codex = await ensureCli("codex");
@@ -27,22 +28,7 @@ Deno.test("codex through mur run: the card, a text task, an MCP tool call to a s
     driver: "codex",
     command: codex,
     env: async (home) => {
-      const codexHome = `${home}/codex-home`;
-      await Deno.mkdir(codexHome);
-      await Deno.writeTextFile(
-        `${codexHome}/config.toml`,
-        [
-          `model = "fake-model"`,
-          `model_provider = "fake"`,
-          `[model_providers.fake]`,
-          `name = "fake"`,
-          `base_url = "${endpoint.url}"`,
-          `wire_api = "responses"`,
-          `env_key = "FAKE_KEY"`,
-          "",
-        ].join("\n"),
-      );
-      return [`CODEX_HOME=${codexHome}`, "FAKE_KEY=sk-fake"];
+      return (await codexHome(home, endpoint.url)).env;
     },
     shell: ["bash"],
   }).catch(async (e) => {

@@ -5,7 +5,8 @@
  * the trace becoming unwritable mid-session and from the start (E-RUN-007, a clean end).
  */
 import assert from "node:assert/strict";
-import { MAIN, writeCapsule } from "../helpers/capsule.ts";
+import { writeCapsule } from "../helpers/capsule.ts";
+import { type Mur, runMur, startMur as startCli } from "../helpers/mur.ts";
 import { RawSse } from "../helpers/raw_sse.ts";
 import { pidAlive, startMur, waitFor } from "./helpers/mur.ts";
 import { report } from "./helpers/rand.ts";
@@ -42,29 +43,8 @@ function killPid(pid: number | undefined) {
 }
 
 /** `mur <args>` to its end, bounded. */
-async function murCli(args: string[], env: Record<string, string>, ms = 30_000) {
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, ...args],
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const timer = setTimeout(() => {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, ms);
-  try {
-    const out = await proc.output();
-    return {
-      code: out.code,
-      stdout: new TextDecoder().decode(out.stdout),
-      stderr: new TextDecoder().decode(out.stderr),
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+function murCli(args: string[], env: Record<string, string>, ms = 30_000) {
+  return runMur({ args, env: { NO_COLOR: "1", ...env } }, ms);
 }
 
 Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --resume continues the context and reports the lost shell", async () => {
@@ -97,7 +77,7 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
     },
     args: ["--task", "start the job"],
   });
-  const watchers: Deno.ChildProcess[] = [];
+  const watchers: Mur[] = [];
   let bg: number | undefined;
   try {
     const wd = mur.ready.workdir;
@@ -107,41 +87,25 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
       async () => (await traceLines(wd)).some((l) => l.event_type === "shell_detached"),
       15_000,
     );
-    const outs: Promise<{ code: number; stderr: string }>[] = [];
-    const printed: string[] = []; // each watcher's stdout so far
     for (let i = 0; i < 3; i++) {
-      const w = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", MAIN, "watch", "--url", mur.ready.url],
-        env: { NO_COLOR: "1", MURMUR_HOME: mur.home },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      watchers.push(w);
-      const k = printed.push("") - 1;
-      const stdout = w.stdout.pipeThrough(new TextDecoderStream()).pipeTo(
-        new WritableStream({ write: (c) => void (printed[k] += c) }),
-      );
-      outs.push(
-        Promise.all([stdout, new Response(w.stderr).text(), w.status]).then(([, stderr, st]) => ({
-          code: st.code,
-          stderr,
-        })),
+      watchers.push(
+        await startCli({
+          args: ["watch", "--url", mur.ready.url],
+          env: { NO_COLOR: "1", MURMUR_HOME: mur.home },
+        }),
       );
     }
     // Every watcher has attached and printed the replayed task (the log holds its events).
     await mur.waitSubscriptions(3, 20_000);
     await waitFor(
       "every watcher printed the replay",
-      () => printed.every((p) => p.includes("[working]")),
+      () => watchers.every((w) => w.out.text().includes("[working]")),
       20_000,
     );
     mur.kill("SIGKILL");
     faults++;
     await mur.status;
-    const timer = setTimeout(() => watchers.forEach((w) => w.kill("SIGKILL")), 15_000);
-    const results = await Promise.all(outs);
-    clearTimeout(timer);
+    const results = await Promise.all(watchers.map((w) => w.end(15_000)));
     for (const r of results) {
       const stderr = r.stderr;
       assert.equal(r.code, 1, stderr);
@@ -178,11 +142,7 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
     const lost = (await traceLines(wd)).filter((l) => l.event_type === "shell_lost");
     assert.equal(lost.length, 1);
   } finally {
-    for (const w of watchers) {
-      try {
-        w.kill("SIGKILL");
-      } catch { /* gone */ }
-    }
+    for (const w of watchers) await w.close();
     killPid(bg);
     await mur.close();
   }

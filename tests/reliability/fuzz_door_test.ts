@@ -15,6 +15,7 @@ import { generate, type Generated } from "./fuzz/gen.ts";
 import { buildRequest, header, latin1, rawHttp, type RawResult } from "./helpers/http.ts";
 import { type Mur, startMur, waitFor } from "./helpers/mur.ts";
 import { pool, prng, report, suiteSeed } from "./helpers/rand.ts";
+import { OPERATOR_METHODS } from "../helpers/methods.ts";
 
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 const dec = new TextDecoder();
@@ -358,16 +359,7 @@ async function fuzzDoor(
     const door: Door = {
       tokens: mur.ready.tokens ?? null,
       scopes: {
-        operator: [
-          "SendMessage",
-          "SendStreamingMessage",
-          "SubscribeToTask",
-          "GetTask",
-          "ListTasks",
-          "CancelTask",
-          "murmur.WatchSession",
-          "murmur.StopSession",
-        ],
+        operator: [...OPERATOR_METHODS],
         watcher: ["GetTask", "ListTasks", "murmur.WatchSession"],
       },
       taskAcceptance: acceptance,

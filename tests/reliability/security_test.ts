@@ -4,7 +4,7 @@
  * non-loopback bind without authentication warns W-SEC-032; the header and body caps hold.
  */
 import assert from "node:assert/strict";
-import { MAIN } from "../helpers/capsule.ts";
+import { runMur } from "../helpers/mur.ts";
 import { buildRequest, header, latin1, rawHttp } from "./helpers/http.ts";
 import { type Mur, startMur } from "./helpers/mur.ts";
 import { report } from "./helpers/rand.ts";
@@ -93,15 +93,12 @@ Deno.test("security: no door token in the trace, logs, files, errors, or any chi
     // A GetTask naming a token as the task id: the -32001 answer names the id it was given,
     // which is the caller's own text (not a leak), so the check below leaves these answers out.
     // A watcher with a wrong token: its error message does not print the token it presented.
-    const watch = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN, "watch", "--url", mur.ready.url],
+    const watch = await runMur({
+      args: ["watch", "--url", mur.ready.url],
       env: { MURMUR_DOOR_TOKEN: forged[0], NO_COLOR: "1", MURMUR_HOME: mur.home },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    });
     assert.equal(watch.code, 1);
-    const watchErr = new TextDecoder().decode(watch.stderr);
+    const watchErr = watch.stderr;
 
     const st = await Promise.race([
       mur.status,

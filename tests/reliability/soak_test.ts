@@ -17,6 +17,7 @@ import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { STREAM_URI, userMessage } from "../helpers/capsule.ts";
 import { RawStream } from "../helpers/raw_stream.ts";
 import { until } from "../helpers/until.ts";
+import { type Mur, runMur, startMur as startCli } from "../helpers/mur.ts";
 import { startMur } from "./helpers/mur.ts";
 import { int, prng, report, suiteSeed } from "./helpers/rand.ts";
 
@@ -24,7 +25,6 @@ const TASKS = 10;
 const TOOL_TURNS = 21; // and one closing text turn: 22 turns a task
 /** RSS bound for `mur run` over the whole soak (a baseline capsule sits near 100 MiB). */
 const RSS_BOUND_MIB = 256;
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 const enc = new TextEncoder();
 
@@ -172,7 +172,7 @@ Deno.test("soak: 220 turns of real tools, every reader gets every event byte for
   });
   const started = performance.now();
   let watch: RawStream<null> | null = null;
-  let murWatch: Deno.ChildProcess | null = null;
+  let murWatch: Mur | null = null;
   const subs: RawStream<string>[] = [];
   try {
     const pid = mur.pid;
@@ -181,18 +181,14 @@ Deno.test("soak: 220 turns of real tools, every reader gets every event byte for
       id: "soak-watch",
       method: "murmur.WatchSession",
     }, { "Last-Event-ID": "0" });
-    murWatch = new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN, "watch", "--url", new URL(mur.base).host],
+    murWatch = await startCli({
+      args: ["watch", "--url", new URL(mur.base).host],
       env: { MURMUR_HOME: mur.home, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const murWatchOut = Promise.all([
-      new Response(murWatch.stdout).text(),
-      new Response(murWatch.stderr).text(),
-      murWatch.status,
-    ]);
+    });
+    // It runs until the capsule stops (the finally below kills it if the test fails first).
+    const watching = murWatch;
+    const murWatchOut = watching.status.then(() => watching.end(15_000));
+    murWatchOut.catch(() => {}); // awaited after the stop; a failure before that is the test's
     await until("both watchers subscribed", () => mur.subscriptions() >= 2 || undefined);
 
     const taskIds: string[] = [];
@@ -235,16 +231,13 @@ Deno.test("soak: 220 turns of real tools, every reader gets every event byte for
       return ended.length === TASKS + 1 ? last?.id ?? undefined : undefined;
     });
     // `mur stop`, as a user ends a sleeping capsule: StopSession, then SIGTERM.
-    const stop = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", MAIN, "stop", mur.ready.session_id],
+    const stop = await runMur({
+      args: ["stop", mur.ready.session_id],
       env: { MURMUR_HOME: mur.home, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(stop.code, 0, new TextDecoder().decode(stop.stderr));
+    });
+    assert.equal(stop.code, 0, stop.stderr);
     const status = await mur.status;
-    const [wOut, wErr, wStatus] = await murWatchOut;
+    const { stdout: wOut, stderr: wErr, ...wStatus } = await murWatchOut;
     await watch.done;
     const seconds = (performance.now() - started) / 1000;
 
@@ -366,12 +359,7 @@ Deno.test("soak: 220 turns of real tools, every reader gets every event byte for
   } finally {
     watch?.close();
     for (const s of subs) s.close();
-    try {
-      murWatch?.kill("SIGKILL");
-    } catch {
-      // already exited
-    }
-    await murWatch?.status;
+    await murWatch?.close();
     await mur.close();
     await Deno.remove(data, { recursive: true }).catch(() => {});
   }

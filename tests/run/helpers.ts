@@ -1,10 +1,10 @@
 /**
  * `mur run` as a real subprocess in its human (or any) output mode: a capsule written to a temp
- * dir (tests/helpers/capsule.ts writeCapsule), its own MURMUR_HOME, stdout read line by line as it
- * arrives, every wait bounded, the process killed by pid in `close()`.
+ * dir (tests/helpers/capsule.ts writeCapsule), its own MURMUR_HOME, its folder as the cwd, started
+ * by the one launcher (tests/helpers/mur.ts: lines as they arrive, bounded waits, kill by pid).
  */
 import { MAIN, writeCapsule } from "../helpers/capsule.ts";
-import { killTree } from "../helpers/kill_tree.ts";
+import { type Mur, type MurEnd, startMur } from "../helpers/mur.ts";
 
 export { MAIN };
 
@@ -25,22 +25,18 @@ export interface RunOptions {
   before?: (dir: string) => Promise<void>;
 }
 
-export interface RunEnd {
-  code: number;
-  signal: Deno.Signal | null;
-  /** All of stdout, from the first byte. */
-  stdout: string;
-  stderr: string;
-}
+export type RunEnd = MurEnd;
 
 export interface Run {
   dir: string;
   home: string;
   child: Deno.ChildProcess;
   pid: number;
+  /** The process (tests/helpers/mur.ts): stdout and stderr as they arrive. */
+  mur: Mur;
   /** The next stdout line (null at end of stream); throws after `ms`. */
   line(ms?: number): Promise<string | null>;
-  /** Resolves when the process has exited; kills it with SIGKILL after `ms`. */
+  /** Resolves when the process has exited; SIGKILL and a rejection after `ms`. */
   end(ms?: number): Promise<RunEnd>;
   signal(sig: Deno.Signal): void;
   /** Kills the process if it still runs and removes the temp dir. */
@@ -52,93 +48,24 @@ export async function spawnRun(o: RunOptions): Promise<Run> {
   const home = `${dir}/.murmur-home`;
   const manifestArg = o.manifestArg ?? (o.manifestFile ? `${dir}/murmur.yaml` : dir);
   await o.before?.(dir);
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", o.entry ?? MAIN, "run", "--manifest", manifestArg, ...(o.args ?? [])],
+  const mur = await startMur({
+    args: ["run", "--manifest", manifestArg, ...(o.args ?? [])],
     env: { MURMUR_HOME: home, NO_COLOR: "1", ...o.env },
+    entry: o.entry,
     cwd: dir,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  const stderr = new Response(child.stderr).text();
-  let all = "";
-  let buf = "";
-  let eof = false;
-  let ended: Promise<RunEnd> | null = null;
-
-  const readMore = async (deadline: number): Promise<void> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, rej) => {
-      timer = setTimeout(
-        () => rej(new Error(`mur run: no stdout line in time (have ${JSON.stringify(all)})`)),
-        Math.max(0, deadline - Date.now()),
-      );
-    });
-    try {
-      const r = await Promise.race([reader.read(), timeout]);
-      if (r.done) eof = true;
-      else {
-        all += r.value;
-        buf += r.value;
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
-  const run: Run = {
+    removeOnClose: [dir],
+  });
+  return {
     dir,
     home,
-    child,
-    pid: child.pid,
-    async line(ms = 30_000) {
-      const deadline = Date.now() + ms;
-      for (;;) {
-        const i = buf.indexOf("\n");
-        if (i >= 0) {
-          const l = buf.slice(0, i);
-          buf = buf.slice(i + 1);
-          return l;
-        }
-        if (eof) {
-          if (buf === "") return null;
-          const rest = buf;
-          buf = "";
-          return rest;
-        }
-        await readMore(deadline);
-      }
-    },
-    end(ms = 30_000) {
-      ended ??= (async () => {
-        const timer = setTimeout(() => run.signal("SIGKILL"), ms);
-        try {
-          while (!eof) await readMore(Date.now() + ms + 1000);
-          const st = await child.status;
-          return { code: st.code, signal: st.signal, stdout: all, stderr: await stderr };
-        } finally {
-          clearTimeout(timer);
-        }
-      })();
-      return ended;
-    },
-    signal(sig) {
-      // A SIGKILL takes the tools' own process groups too (tests/helpers/kill_tree.ts).
-      if (sig === "SIGKILL") return killTree(child.pid);
-      try {
-        Deno.kill(child.pid, sig);
-      } catch {
-        // already gone
-      }
-    },
-    async close() {
-      run.signal("SIGKILL");
-      await run.end(5_000).catch(() => {});
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
+    child: mur.proc,
+    pid: mur.pid,
+    mur,
+    line: (ms = 30_000) => mur.out.next(ms),
+    end: (ms) => mur.end(ms),
+    signal: (sig) => mur.kill(sig),
+    close: () => mur.close(),
   };
-  return run;
 }
 
 /** Runs `mur run …` to its end (bounded) and cleans up; for launches expected to end by themselves. */

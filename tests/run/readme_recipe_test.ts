@@ -8,7 +8,7 @@
  * `status: ok`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { LineReader } from "../cli/helpers.ts";
+import { type Mur, startProcess } from "../helpers/mur.ts";
 import { until } from "../helpers/until.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -42,24 +42,13 @@ async function install(dir: string): Promise<void> {
   assert.match(text, new RegExp(`^installed: ${dir}/mur \\(runs `));
 }
 
-/** `sh -c line` from the repository root, in a process group of its own (killed as one). */
-function sh(line: string, env: Record<string, string>, cwd: string, bin: string) {
-  const child = new Deno.Command("sh", {
-    args: ["-c", line],
+/** `sh -c line` in `cwd`, with `bin` on PATH, in a session of its own (killed as one). */
+function sh(line: string, env: Record<string, string>, cwd: string, bin: string): Mur {
+  return startProcess(["sh", "-c", line], {
     cwd,
     env: { ...env, PATH: `${bin}:${Deno.env.get("PATH") ?? ""}`, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
-  return { child, out: new LineReader(child.stdout), err: new LineReader(child.stderr) };
-}
-
-function killGroup(pid: number): void {
-  try {
-    Deno.kill(-pid, "SIGKILL");
-  } catch { /* gone */ }
+    setsid: true,
+  });
 }
 
 Deno.test("README's first capsule works as written outside the clone: watch sees the task completed, stop ends it with status ok", async () => {
@@ -96,16 +85,16 @@ Deno.test("README's first capsule works as written outside the clone: watch sees
     assert.ok(seen.some((l) => l.includes("Done: the shell said hello.")), seen.join("\n"));
 
     const stop = sh1(stopLine);
-    const stopped = await stop.child.status;
+    const stopped = await stop.status;
     const stopOut = await stop.out.rest(10_000);
     assertEquals(stopped.code, 0, (await stop.err.rest(5_000)).join("\n"));
     assertEquals(stopOut[0], `stopped: ${sessionId}`);
 
     const rest = await t1.out.rest(30_000);
     assertEquals(rest.at(-1), "status: ok", rest.join("\n"));
-    assertEquals((await t1.child.status).code, 0);
+    assertEquals((await t1.status).code, 0);
     // The watch learns the capsule is gone as a lost connection (no closing frame).
-    assertEquals((await t2.proc.child.status).code, 1);
+    assertEquals((await t2.proc.status).code, 1);
     const errs = await t2.proc.err.rest(5_000);
     assert.match(
       errs.at(-1)!,
@@ -116,10 +105,8 @@ Deno.test("README's first capsule works as written outside the clone: watch sees
       return left.length === 0 ? true : undefined;
     }, 10_000);
   } finally {
-    killGroup(t1.child.pid);
-    if (t2.proc) killGroup(t2.proc.child.pid);
-    await t1.child.status;
-    await t2.proc?.child.status;
+    await t1.close();
+    await t2.proc?.close();
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
 });

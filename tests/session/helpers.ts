@@ -114,24 +114,13 @@ export async function endCapsule(
   return await finishedWithin(cap, ms);
 }
 
+/** The process's end (SIGKILL and a rejection after `ms`), in startCapsule's `finished` shape. */
 export async function finishedWithin(
   cap: Capsule,
   ms = 30_000,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([
-      cap.finished(),
-      new Promise<never>((_, rej) => {
-        timer = setTimeout(() => {
-          cap.kill("SIGKILL");
-          rej(new Error(`capsule did not end within ${ms} ms`));
-        }, ms);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await cap.mur.end(ms);
+  return await cap.finished();
 }
 
 /** A capsule that runs its launch task and ends; everything it left behind, read before cleanup. */

@@ -5,7 +5,8 @@
  * the --resume errors.
  */
 import assert from "node:assert/strict";
-import { MAIN, writeCapsule } from "../helpers/capsule.ts";
+import { writeCapsule } from "../helpers/capsule.ts";
+import { runMur } from "../helpers/mur.ts";
 import { ofType, startCapsule, traceOf, until } from "./helpers.ts";
 import { parseRecord, readConversation } from "../helpers/conversation.ts";
 
@@ -18,31 +19,12 @@ interface Run {
 
 /** One more `mur run --json` on an existing capsule folder, to its end (bounded). */
 async function runIn(dir: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN, "run", "--manifest", dir, "--json", ...args],
+  const end = await runMur({
+    args: ["run", "--manifest", dir, "--json", ...args],
     env: { MURMUR_HOME: `${dir}/.murmur-home`, NO_COLOR: "1", ...env },
-    stdout: "piped",
-    stderr: "piped",
-    stdin: "null",
-  }).spawn();
-  const timer = setTimeout(() => {
-    try {
-      proc.kill("SIGKILL");
-    } catch { /* gone */ }
-  }, 30_000);
-  try {
-    const out = await proc.output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    const first = stdout.split("\n")[0];
-    return {
-      code: out.code,
-      stdout,
-      stderr: new TextDecoder().decode(out.stderr),
-      ready: first ? JSON.parse(first) : undefined,
-    };
-  } finally {
-    clearTimeout(timer);
-  }
+  });
+  const first = end.stdout.split("\n")[0];
+  return { ...end, ready: first ? JSON.parse(first) : undefined };
 }
 
 const manifest = {

@@ -72,7 +72,7 @@ Deno.test("large events: 7 KiB tool output and 4 KiB chunks stream to a watcher,
     },
     script,
   });
-  const watcher = spawnMur(["watch", "--url", cap.ready.url, "--json"], {
+  const watcher = await spawnMur(["watch", "--url", cap.ready.url, "--json"], {
     MURMUR_HOME: cap.home,
     NO_COLOR: "1",
   });

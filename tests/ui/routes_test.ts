@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
 import { PAGE_FILES } from "../../src/ui/assets.ts";
+import { OPERATOR_METHODS } from "../helpers/methods.ts";
 
 Deno.test("page routes: files, headers, ETag; JSON-RPC and the card unchanged; /ui/status", async () => {
   const cap = await startCapsule({
@@ -70,16 +71,7 @@ Deno.test("page routes: files, headers, ETag; JSON-RPC and the card unchanged; /
       capsule: { name: "routes", version: "0.1.0", transport: "http", driver: "scripted" },
       authenticated: false,
       credential: null,
-      scopes: [
-        "SendMessage",
-        "SendStreamingMessage",
-        "SubscribeToTask",
-        "GetTask",
-        "ListTasks",
-        "CancelTask",
-        "murmur.WatchSession",
-        "murmur.StopSession",
-      ],
+      scopes: [...OPERATOR_METHODS],
       heartbeatMs: 15000,
       tokens: { used: 10, ceiling: null },
       tasks: { [task.id]: { lane: "bg", origin: "event", source: "a2a" } },

@@ -10,32 +10,19 @@ import { createHarnessDriver, type HarnessPart } from "../../../src/drivers/proc
 import type { ToolCall } from "../../../src/drivers/types.ts";
 import { collect, fenced, request, resultOf, traces } from "./helpers.ts";
 import { ensureCli } from "./install.ts";
+import { codexHome } from "../../helpers/codex_home.ts";
 
 async function setup() {
   const codex = await ensureCli("codex");
   const endpoint = startCodexEndpoint();
   const home = await Deno.makeTempDir({ prefix: "mur-cx-home-" });
   const workdir = await Deno.makeTempDir({ prefix: "mur-cx-wd-" });
-  const codexHome = `${home}/codex-home`;
-  await Deno.mkdir(codexHome);
-  await Deno.writeTextFile(
-    `${codexHome}/config.toml`,
-    [
-      `model = "fake-model"`,
-      `model_provider = "fake"`,
-      `[model_providers.fake]`,
-      `name = "fake"`,
-      `base_url = "${endpoint.url}"`,
-      `wire_api = "responses"`,
-      `env_key = "FAKE_KEY"`,
-      "",
-    ].join("\n"),
-  );
+  const { env } = await codexHome(home, endpoint.url);
   const driver = createHarnessDriver({
     transport: "process",
     driver: "codex",
     command: codex,
-    env: [`CODEX_HOME=${codexHome}`, "FAKE_KEY=sk-fake"],
+    env,
     maxTurns: 10,
     maxTokens: 1000,
     systemPromptSource: "none",

@@ -3,6 +3,7 @@
  * types at any key, keys removed and added, huge strings and ids, deep nesting, invalid UTF-8,
  * truncated bodies, lying framing, wrong and duplicate headers. Deterministic in its `Rand`.
  */
+import { CARD_METHODS, PUSH_METHODS } from "../../helpers/methods.ts";
 import { chance, int, logSize, pick, type Rand } from "../helpers/rand.ts";
 import { BODY_CAP, type Case, type Door, DOOR_URI, type Expect, expected } from "./oracle.ts";
 import { isRestTarget, restExpected } from "./rest_oracle.ts";
@@ -12,22 +13,7 @@ const enc = new TextEncoder();
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 
-const METHODS = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-  "murmur.PollSession",
-  "GetExtendedAgentCard",
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-];
+const METHODS: string[] = [...CARD_METHODS, "GetExtendedAgentCard", ...PUSH_METHODS];
 const OTHER_METHODS = [
   "message/send",
   "tasks/get",

@@ -3,6 +3,7 @@
  * door-facts §1, §3–§8, contract §5), not from the door's code: the fuzzer compares every answer
  * with this. It reads the request exactly as it goes on the wire (header lines, raw body bytes).
  */
+import { CARD_METHODS, PUSH_METHODS as PUSH } from "../../helpers/methods.ts";
 
 export const BODY_CAP = 8 * 1024 * 1024;
 export const MAX_DEPTH = 512;
@@ -60,25 +61,10 @@ export interface Door {
   push: boolean;
 }
 
-const BASE_METHODS = [
-  "SendMessage",
-  "SendStreamingMessage",
-  "SubscribeToTask",
-  "GetTask",
-  "ListTasks",
-  "CancelTask",
-  "murmur.WatchSession",
-  "murmur.StopSession",
-  "murmur.PollSession",
-];
+const BASE_METHODS: string[] = [...CARD_METHODS];
 
 /** A2A's push-config methods: `-32003` unless the manifest turns push on (README). */
-export const PUSH_METHODS = [
-  "CreateTaskPushNotificationConfig",
-  "GetTaskPushNotificationConfig",
-  "ListTaskPushNotificationConfigs",
-  "DeleteTaskPushNotificationConfig",
-];
+export const PUSH_METHODS: string[] = [...PUSH];
 
 const STATES = [
   "TASK_STATE_UNSPECIFIED",

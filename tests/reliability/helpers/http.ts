@@ -1,8 +1,10 @@
 /**
  * A raw HTTP/1.1 client over TCP for hostile-client tests: it writes exactly the bytes it is
  * given (broken bodies, duplicate headers, lying Content-Length), then parses whatever comes
- * back strictly enough to tell a well-formed response from anything else.
+ * back strictly enough to tell a well-formed response from anything else. The events of an
+ * event-stream answer are parsed by the tests' one SSE reader (tests/helpers/sse.ts).
  */
+import { sseData } from "../../helpers/sse.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -197,7 +199,7 @@ async function parseResponse(r: Reader, opts: RawOptions): Promise<RawResult> {
       r.take(2);
       if (sse) {
         res.body = concatAll(parts);
-        res.events = sseData(res.body);
+        res.events = await sseData(res.body);
         if (res.events.length >= wantEvents) {
           res.end = "events";
           return { kind: "response", res };
@@ -205,7 +207,7 @@ async function parseResponse(r: Reader, opts: RawOptions): Promise<RawResult> {
       }
     }
     res.body = concatAll(parts);
-    res.events = sse ? sseData(res.body) : [];
+    res.events = sse ? await sseData(res.body) : [];
     return { kind: "response", res };
   }
   if (cl !== undefined) {
@@ -224,26 +226,16 @@ async function parseResponse(r: Reader, opts: RawOptions): Promise<RawResult> {
   }
   // Neither: the body runs to the end of the connection.
   while (await r.fill()) {
-    if (sse && sseData(r.buf).length >= wantEvents) {
+    if (sse && (await sseData(r.buf)).length >= wantEvents) {
       res.body = r.take(r.buf.length);
-      res.events = sseData(res.body);
+      res.events = await sseData(res.body);
       res.end = "events";
       return { kind: "response", res };
     }
   }
   res.body = r.take(r.buf.length);
-  res.events = sse ? sseData(res.body) : [];
+  res.events = sse ? await sseData(res.body) : [];
   return { kind: "response", res };
-}
-
-/** The `data:` payloads of the complete SSE events in `body`. */
-export function sseData(body: Uint8Array): string[] {
-  const text = dec.decode(body);
-  const out: string[] = [];
-  for (const block of text.split("\n\n").slice(0, -1)) {
-    for (const line of block.split("\n")) if (line.startsWith("data: ")) out.push(line.slice(6));
-  }
-  return out;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -1,25 +1,17 @@
 /**
- * `mur run --json` as a subprocess for the reliability suites: like tests/helpers/capsule.ts,
- * but stderr is read line by line while the process runs (the `debug: subscriptions <n>` line,
- * warnings), and the process can be started under a wrapper or with extra arguments.
+ * `mur run --json` for the reliability suites: a capsule (tests/helpers/capsule.ts, started by
+ * the one launcher, tests/helpers/mur.ts) with `MURMUR_DEBUG_SUBSCRIPTIONS` on, so its stderr
+ * says the live subscription count, and waits on stderr lines (that count, warnings) while it
+ * runs.
  */
-import { MAIN, type Ready, writeCapsule } from "../../helpers/capsule.ts";
-import { killTree } from "../../helpers/kill_tree.ts";
+import {
+  type Capsule,
+  type CapsuleOptions,
+  type Ready,
+  startCapsule,
+} from "../../helpers/capsule.ts";
 
-export interface MurOptions {
-  manifest: Record<string, unknown>;
-  script?: Record<string, unknown>;
-  files?: Record<string, string>;
-  args?: string[];
-  env?: Record<string, string>;
-  /** An existing capsule folder (written by an earlier start) instead of a new one. */
-  dir?: string;
-  denoArgs?: string[];
-  /** The entry script (default main.ts): a wrapper can instrument the process. */
-  main?: string;
-  /** ms to wait for the readiness line. */
-  readyMs?: number;
-}
+export type MurOptions = CapsuleOptions;
 
 export interface Mur {
   ready: Ready;
@@ -29,6 +21,7 @@ export interface Mur {
   base: string;
   pid: number;
   proc: Deno.ChildProcess;
+  /** stderr's lines so far (the array grows as they arrive). */
   stderrLines: string[];
   stdoutText(): string;
   /** Resolves with the first stderr line (past or future) matching, or rejects after `ms`. */
@@ -41,134 +34,49 @@ export interface Mur {
   alive(): boolean;
   status: Promise<Deno.CommandStatus>;
   kill(signal?: Deno.Signal): void;
-  /** SIGKILL if running, wait, remove the folder. */
+  /** SIGKILL if running, wait, remove the folder (unless it was given as `dir`). */
   close(): Promise<void>;
 }
 
 export async function startMur(o: MurOptions): Promise<Mur> {
-  const dir = o.dir ?? await writeCapsule(o);
-  const home = `${dir}/.murmur-home`;
-  const proc = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      ...(o.denoArgs ?? []),
-      o.main ?? MAIN,
-      "run",
-      "--manifest",
-      dir,
-      "--json",
-      ...(o.args ?? []),
-    ],
-    env: {
-      MURMUR_HOME: home,
-      MURMUR_HEARTBEAT_MS: "15000",
-      MURMUR_DEBUG_SUBSCRIPTIONS: "1",
-      NO_COLOR: "1",
-      ...o.env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let exited = false;
-  const status = proc.status.then((s) => {
-    exited = true;
-    return s;
+  const cap: Capsule = await startCapsule({
+    readyMs: 30_000,
+    ...o,
+    env: { MURMUR_DEBUG_SUBSCRIPTIONS: "1", ...o.env },
   });
-  const stderrLines: string[] = [];
-  const listeners = new Set<() => void>();
-  const pump = async (stream: ReadableStream<Uint8Array>, onLine: (l: string) => void) => {
-    let buf = "";
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-      buf += chunk;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        onLine(buf.slice(0, i));
-        buf = buf.slice(i + 1);
-      }
+  const { mur } = cap;
+  const subscriptions = () => {
+    for (let i = mur.err.lines.length - 1; i >= 0; i--) {
+      const m = /^debug: subscriptions (\d+)$/.exec(mur.err.lines[i]);
+      if (m) return Number(m[1]);
     }
-    if (buf) onLine(buf);
+    return 0; // no debug line yet: nothing ever subscribed
   };
-  let subs = 0; // no debug line yet: nothing ever subscribed
-  const stderrDone = pump(proc.stderr, (l) => {
-    stderrLines.push(l);
-    const m = /^debug: subscriptions (\d+)$/.exec(l);
-    if (m) subs = Number(m[1]);
-    for (const f of listeners) f();
-  });
-  const stdoutLines: string[] = [];
-  let gotReady!: (line: string | null) => void;
-  const readyLine = new Promise<string | null>((r) => (gotReady = r));
-  const stdoutDone = pump(proc.stdout, (l) => {
-    if (stdoutLines.length === 0) gotReady(l);
-    stdoutLines.push(l);
-  }).then(() => gotReady(null));
-  const killer = setTimeout(() => kill("SIGKILL"), o.readyMs ?? 30_000);
-  const first = await readyLine;
-  clearTimeout(killer);
-  function kill(signal: Deno.Signal = "SIGKILL") {
-    // A SIGKILL takes the tools' own process groups too (tests/helpers/kill_tree.ts).
-    if (signal === "SIGKILL") return killTree(proc.pid);
-    try {
-      proc.kill(signal);
-    } catch { /* gone */ }
-  }
-  if (first === null) {
-    await status;
-    await stderrDone.catch(() => {});
-    throw new Error(`mur run ended before its readiness line:\n${stderrLines.join("\n")}`);
-  }
-  const ready = JSON.parse(first) as Ready;
-  const port = Number(ready.url.split(":")[1]);
-  const base = `http://127.0.0.1:${port}`;
-  const waitStderr = (pred: (l: string) => boolean, ms: number, from = 0) =>
-    new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const hit = stderrLines.slice(from).find(pred);
-        if (hit !== undefined) {
-          done();
-          resolve(hit);
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(
-          new Error(
-            `no matching stderr line in ${ms} ms; stderr:\n${stderrLines.slice(-20).join("\n")}`,
-          ),
-        );
-      }, ms);
-      const done = () => {
-        clearTimeout(timer);
-        listeners.delete(check);
-      };
-      listeners.add(check);
-      check();
-    });
   return {
-    ready,
-    dir,
-    home,
-    port,
-    base,
-    pid: ready.pid,
-    proc,
-    stderrLines,
-    stdoutText: () => stdoutLines.join("\n"),
-    waitStderr,
-    subscriptions: () => subs,
+    ready: cap.ready,
+    dir: cap.dir,
+    home: cap.home,
+    port: Number(cap.ready.url.split(":")[1]),
+    base: cap.base,
+    pid: cap.ready.pid,
+    proc: cap.proc,
+    stderrLines: mur.err.lines,
+    stdoutText: () => mur.out.lines.join("\n"),
+    waitStderr: (pred, ms, from = 0) => mur.err.find(pred, ms, from),
+    subscriptions,
     async waitSubscriptions(n, ms) {
       const end = Date.now() + ms;
-      while (subs !== n) {
+      while (subscriptions() !== n) {
         if (Date.now() > end) {
-          throw new Error(`live subscriptions stayed at ${subs}, not ${n}, for ${ms} ms`);
+          throw new Error(
+            `live subscriptions stayed at ${subscriptions()}, not ${n}, for ${ms} ms`,
+          );
         }
         await new Promise((r) => setTimeout(r, 50));
       }
     },
     async rpc(method, params = {}, token) {
-      const res = await fetch(base + "/", {
+      const res = await fetch(cap.base + "/", {
         method: "POST",
         signal: AbortSignal.timeout(15_000),
         headers: {
@@ -180,15 +88,10 @@ export async function startMur(o: MurOptions): Promise<Mur> {
       });
       return await res.json();
     },
-    alive: () => !exited,
-    status,
-    kill,
-    async close() {
-      kill("SIGKILL");
-      await status;
-      await Promise.all([stderrDone, stdoutDone]).catch(() => {});
-      if (!o.dir) await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
+    alive: mur.alive,
+    status: mur.status,
+    kill: mur.kill,
+    close: () => cap.close(),
   };
 }
 
