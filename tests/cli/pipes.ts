@@ -5,7 +5,8 @@
  * pushes older events out of the 512-event replay buffer.
  */
 import { ok as assert } from "node:assert/strict";
-import { type Capsule, readSse, startCapsule, streamRequest } from "../helpers/capsule.ts";
+import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+import { readSse, streamRequest } from "../helpers/sse.ts";
 import { until } from "../helpers/until.ts";
 import { type Lines, murArgv, startProcess } from "../helpers/mur.ts";
 

@@ -5,13 +5,8 @@
  * ListTasks; writes reach the capsule through it; its tokens are the capsule's.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import {
-  collect,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-} from "../helpers/capsule.ts";
+import { startCapsule } from "../helpers/capsule.ts";
+import { collect, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { RawSse } from "../helpers/raw_sse.ts";
 import { IdWatcher } from "../helpers/id_watcher.ts";

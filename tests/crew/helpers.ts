@@ -3,7 +3,8 @@
  * crew file the launcher would write is written here, and the caller is a scripted capsule whose
  * script makes the `call-member` calls.
  */
-import { type Capsule, readSse, startCapsule, streamRequest } from "../helpers/capsule.ts";
+import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+import { readSse, streamRequest } from "../helpers/sse.ts";
 
 export type { Capsule };
 

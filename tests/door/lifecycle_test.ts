@@ -5,7 +5,8 @@
  * deciding task deciding `mur run`'s status and exit code, lanes, threaded conversations.
  */
 import assert from "node:assert/strict";
-import { collect, streamRequest, writeCapsule } from "../helpers/capsule.ts";
+import { writeCapsule } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import { startMur } from "../helpers/mur.ts";
 import {
   call,

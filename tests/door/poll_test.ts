@@ -4,7 +4,7 @@
  * next event comes; the gap a replay would write; bad params refused; the watch scope.
  */
 import assert from "node:assert/strict";
-import { collect, type SseEvent, streamRequest } from "../helpers/capsule.ts";
+import { collect, type SseEvent, streamRequest } from "../helpers/sse.ts";
 import { call, capsule, message } from "./helpers.ts";
 
 type Poll = {

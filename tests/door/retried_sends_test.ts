@@ -4,7 +4,7 @@
  * `new_task` every send starts its own task. Both sends, both bindings (JSON-RPC and HTTP+JSON).
  */
 import assert from "node:assert/strict";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import { call, capsule, message, post } from "./helpers.ts";
 
 type Task = { id: string; status: { state: string } };

@@ -5,7 +5,7 @@
  * caller's message with the same id is its own task.
  */
 import assert from "node:assert/strict";
-import { collect, frameOf, type SseEvent, streamRequest } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, streamRequest } from "../helpers/sse.ts";
 import { call, capsule, message, traceOf, waitTask } from "./helpers.ts";
 
 const SCRIPT = {

@@ -4,11 +4,8 @@
  */
 import { stringify } from "yaml";
 import { MAIN, type Mur, startMur } from "./mur.ts";
-import type { SseEvent } from "./sse.ts";
 
 export { MAIN };
-export const STREAM_URI =
-  "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 
 export interface Ready {
   url: string;
@@ -122,16 +119,6 @@ export async function startCapsule(o: CapsuleOptions): Promise<Capsule> {
     close: () => mur.close(),
   };
   return cap;
-}
-
-export { collect, readSse, type SseEvent, streamRequest } from "./sse.ts";
-
-/** The frame under metadata[STREAM_URI] of an event, if any. */
-export function frameOf(e: SseEvent): Record<string, unknown> | undefined {
-  const r = e.data.result as Record<string, Record<string, unknown>>;
-  const holder = r?.statusUpdate ?? r?.message;
-  const md = holder?.metadata as Record<string, Record<string, unknown>> | undefined;
-  return md?.[STREAM_URI];
 }
 
 export function userMessage(text: string, extra: Record<string, unknown> = {}) {

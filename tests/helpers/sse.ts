@@ -7,6 +7,9 @@
  */
 import { sseEvents } from "../../src/watch/sse.ts";
 
+export const STREAM_URI =
+  "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
+
 export interface SseEvent {
   id: number | null;
   data: Record<string, unknown>;
@@ -96,4 +99,12 @@ export async function collect(
     await res.body?.cancel().catch(() => {});
   }
   return all;
+}
+
+/** The frame under metadata[STREAM_URI] of an event, if any. */
+export function frameOf(e: SseEvent): Record<string, unknown> | undefined {
+  const r = e.data.result as Record<string, Record<string, unknown>>;
+  const holder = r?.statusUpdate ?? r?.message;
+  const md = holder?.metadata as Record<string, Record<string, unknown>> | undefined;
+  return md?.[STREAM_URI];
 }

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { startClaudeEndpoint } from "../../scripts/fakes/claude_endpoint.ts";
 import { ensureCli } from "../drivers/process/install.ts";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import {
   frameOf,
   frames,

@@ -4,16 +4,8 @@
  * a failed install fails the test), its own HOME for the harness, and bounded task streams.
  */
 import assert from "node:assert/strict";
-import {
-  type Capsule,
-  collect,
-  frameOf,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 export { frameOf, STREAM_URI };
 export type { Capsule, SseEvent };

@@ -9,7 +9,7 @@
  * `MURMUR_RELIABILITY_SEED=<n>` replays a run; `MURMUR_FUZZ_CASE=<i>` sends only case i.
  */
 import assert from "node:assert/strict";
-import { readSse } from "../helpers/capsule.ts";
+import { readSse } from "../helpers/sse.ts";
 import type { Case, Door, Expect } from "./fuzz/oracle.ts";
 import { generate, type Generated } from "./fuzz/gen.ts";
 import { buildRequest, header, latin1, rawHttp, type RawResult } from "./helpers/http.ts";

@@ -4,7 +4,7 @@
  * bounded queue; 1,000 idle connections are all served.
  */
 import assert from "node:assert/strict";
-import { frameOf, type SseEvent } from "../helpers/capsule.ts";
+import { frameOf, type SseEvent } from "../helpers/sse.ts";
 import { RawSse, rssKiB } from "../helpers/raw_sse.ts";
 import { latin1 } from "./helpers/http.ts";
 import { startMur, waitFor } from "./helpers/mur.ts";

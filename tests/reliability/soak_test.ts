@@ -14,7 +14,8 @@
  * bound below.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { STREAM_URI, userMessage } from "../helpers/capsule.ts";
+import { userMessage } from "../helpers/capsule.ts";
+import { STREAM_URI } from "../helpers/sse.ts";
 import { RawStream } from "../helpers/raw_stream.ts";
 import { until } from "../helpers/until.ts";
 import { type Mur, runMur, startMur as startCli } from "../helpers/mur.ts";

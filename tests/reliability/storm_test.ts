@@ -5,7 +5,7 @@
  * back to the stayers') and its memory is back near where it was before the storm.
  */
 import assert from "node:assert/strict";
-import { frameOf, type SseEvent } from "../helpers/capsule.ts";
+import { frameOf, type SseEvent } from "../helpers/sse.ts";
 import { RawSse, rssKiB } from "../helpers/raw_sse.ts";
 import { latin1 } from "./helpers/http.ts";
 import { startMur, waitFor } from "./helpers/mur.ts";

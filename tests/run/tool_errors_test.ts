@@ -5,7 +5,7 @@
  * ends `status: ok`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { collect, frameOf, type SseEvent, streamRequest } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, streamRequest } from "../helpers/sse.ts";
 import { manifest, ofType, readTrace, spawnRun } from "./helpers.ts";
 
 type Frame = Record<string, unknown>;

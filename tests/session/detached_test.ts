@@ -6,7 +6,7 @@
  * session ends is rejected.
  */
 import assert from "node:assert/strict";
-import { collect, frameOf, streamRequest } from "../helpers/capsule.ts";
+import { collect, frameOf, streamRequest } from "../helpers/sse.ts";
 import {
   endCapsule,
   finishedWithin,

@@ -5,13 +5,10 @@
 import {
   type Capsule,
   type CapsuleOptions,
-  collect,
-  type SseEvent,
   startCapsule,
-  STREAM_URI,
-  streamRequest,
   userMessage,
 } from "../helpers/capsule.ts";
+import { collect, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 export type Rec = Record<string, unknown>;
 type R = Record<string, Record<string, unknown>>;

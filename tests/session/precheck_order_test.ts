@@ -4,14 +4,8 @@
  * two never reaches the hook.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  frameOf,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 Deno.test("pre-dispatch order: missing fields and read_only refuse before the policy hook runs", async () => {
   const cap = await startCapsule({

@@ -4,7 +4,7 @@
  * ordinal on activated connections only; limits end the task reopen_budget_exhausted.
  */
 import assert from "node:assert/strict";
-import { frameOf } from "../helpers/capsule.ts";
+import { frameOf } from "../helpers/sse.ts";
 import {
   artifactText,
   endCapsule,

@@ -5,7 +5,7 @@
  * cancel during the wait is `task_canceled` phase `input`.
  */
 import assert from "node:assert/strict";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import {
   artifactText,
   endCapsule,

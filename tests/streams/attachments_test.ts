@@ -4,14 +4,8 @@
  * gets the status table's answer.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  frameOf,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 // A 1×1 PNG.
 const PNG_B64 =

@@ -4,15 +4,8 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 
-import {
-  type Capsule,
-  collect,
-  frameOf,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
 

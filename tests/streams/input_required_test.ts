@@ -5,14 +5,8 @@
  * `resumed`. Closing a connection never cancels its task.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 type R = Record<string, Record<string, unknown>>;
 

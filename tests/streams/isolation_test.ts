@@ -7,7 +7,8 @@
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { acquireWire, releaseWire } from "../../src/events/wire.ts";
 import { inprocCapsule } from "../door/inproc.ts";
-import { collect, STREAM_URI, streamRequest, userMessage } from "../helpers/capsule.ts";
+import { userMessage } from "../helpers/capsule.ts";
+import { collect, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 import { until } from "../helpers/until.ts";
 import { ofType, traceOf } from "../session/helpers.ts";
 

@@ -4,7 +4,8 @@
  * before its next event, stays open, and the capsule's memory does not grow with the event count.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { frameOf, startCapsule, STREAM_URI, userMessage } from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { frameOf, STREAM_URI } from "../helpers/sse.ts";
 import { RawSse, rssKiB } from "../helpers/raw_sse.ts";
 
 type R = Record<string, Record<string, unknown>>;

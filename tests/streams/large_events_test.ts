@@ -7,15 +7,8 @@
  * lengths, strings and integers.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  frameOf,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 import { spawnMur } from "../cli/helpers.ts";
 
 type R = Record<string, Record<string, unknown>>;

@@ -4,15 +4,8 @@
  * contiguous across tasks on a watch, and the final status equal to GetTask's.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  frameOf,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 type R = Record<string, Record<string, unknown>>;
 

@@ -4,14 +4,8 @@
  * the call's `tool-call-started` and before its `artifact`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  collect,
-  frameOf,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 Deno.test("tool-call-progress: at most one per call per 250 ms plus the final size, cumulative UTF-8 bytes", async () => {
   // Multi-byte input: bytes, not characters, are counted.

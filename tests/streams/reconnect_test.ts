@@ -3,7 +3,8 @@
  * gets exactly the events written after it. No loss, no repeats, across many reconnects.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import { readSse, startCapsule, streamRequest, userMessage } from "../helpers/capsule.ts";
+import { startCapsule, userMessage } from "../helpers/capsule.ts";
+import { readSse, streamRequest } from "../helpers/sse.ts";
 
 Deno.test("no loss across reconnects: a watcher that hangs up every few dozen events receives every event of a 1,000-event session exactly once, in order", async () => {
   const cap = await startCapsule({

@@ -5,16 +5,8 @@
  * activated).
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  type Capsule,
-  collect,
-  frameOf,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, frameOf, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 
 type R = Record<string, Record<string, unknown>>;
 

@@ -6,15 +6,8 @@
  * `GET /murmur/session:watch`, and the long poll at `GET /murmur/session:poll`.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
-import {
-  type Capsule,
-  collect,
-  type SseEvent,
-  startCapsule,
-  STREAM_URI,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
 import { RawSse } from "../helpers/raw_sse.ts";
 
 type R = Record<string, Record<string, unknown>>;

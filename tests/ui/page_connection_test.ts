@@ -9,13 +9,8 @@
  * - a 20,000-event task streamed live: the page keeps up, its DOM stays bounded.
  */
 import assert from "node:assert/strict";
-import {
-  type Capsule,
-  collect,
-  startCapsule,
-  streamRequest,
-  userMessage,
-} from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import { screenshot, startChromium } from "../helpers/browser.ts";
 import { TcpProxy } from "../helpers/tcp_proxy.ts";
 import { inPage, shotsDir, textOf, waitPage } from "./helpers.ts";

@@ -6,13 +6,8 @@
  * showed it.
  */
 import assert from "node:assert/strict";
-import {
-  collect as collectSse,
-  frameOf,
-  type SseEvent,
-  startCapsule,
-  streamRequest,
-} from "../../helpers/capsule.ts";
+import { startCapsule } from "../../helpers/capsule.ts";
+import { collect as collectSse, frameOf, type SseEvent, streamRequest } from "../../helpers/sse.ts";
 import { type FakeProvider, startFakeProvider } from "../../../scripts/fakes/server.ts";
 import type { FakeTurn } from "../../../scripts/fakes/plan.ts";
 import { parse as parseYaml } from "yaml";
