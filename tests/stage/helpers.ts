@@ -2,7 +2,7 @@
  * Shared by the staging and skills tests: the files of a capsule with an operator skill and an
  * on-stage hook that stages a runtime skill, and readers for what a session left.
  */
-import { frameOf, type SseEvent } from "../helpers/capsule.ts";
+import { frameOf, type SseEvent } from "../helpers/sse.ts";
 
 export type Rec = Record<string, unknown>;
 
