@@ -4,7 +4,7 @@
  * JSON-RPC shapes the door answers.
  */
 import assert from "node:assert/strict";
-import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+import { type Capsule, startCapsule, userMessage } from "../helpers/capsule.ts";
 
 export const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
 export const CAPSULE_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1";
@@ -243,15 +243,7 @@ export function capsule(
 
 /** A text message for SendMessage params. */
 export function message(text: string, extra: Record<string, unknown> = {}, cfg?: unknown) {
-  return {
-    message: {
-      messageId: `m-${crypto.randomUUID()}`,
-      role: "ROLE_USER",
-      parts: [{ text }],
-      ...extra,
-    },
-    ...(cfg === undefined ? {} : { configuration: cfg }),
-  };
+  return { ...userMessage(text, extra), ...(cfg === undefined ? {} : { configuration: cfg }) };
 }
 
 /** SendMessage that returns at once; the task it answers. */

@@ -108,3 +108,20 @@ export function frameOf(e: SseEvent): Record<string, unknown> | undefined {
   const md = holder?.metadata as Record<string, Record<string, unknown>> | undefined;
   return md?.[STREAM_URI];
 }
+
+/**
+ * An artifact frame's keys, every one present and in this order (docs/protocol.md "Standard
+ * events"), written out once for the tests that check them.
+ */
+export const ARTIFACT_FRAME_KEYS = [
+  "frame",
+  "toolName",
+  "content",
+  "fenceSource",
+  "toolCallId",
+  "isError",
+  "durationMs",
+  "exitCode",
+  "truncated",
+  "attachments",
+];

@@ -27,6 +27,7 @@ import {
   traceOf,
   until,
 } from "./helpers.ts";
+import { ARTIFACT_FRAME_KEYS } from "../helpers/sse.ts";
 
 const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
@@ -156,18 +157,7 @@ Deno.test("claude-code through mur run: text, thinking, bridged shell, threaded 
           new TextEncoder().encode('{"command":"echo hi"}').length,
         );
         const art = fs.find((f) => f.frame === "artifact")!;
-        assert.deepEqual(Object.keys(art), [
-          "frame",
-          "toolName",
-          "content",
-          "fenceSource",
-          "toolCallId",
-          "isError",
-          "durationMs",
-          "exitCode",
-          "truncated",
-          "attachments",
-        ]);
+        assert.deepEqual(Object.keys(art), ARTIFACT_FRAME_KEYS);
         assert.equal(art.toolName, "bash");
         assert.equal(art.toolCallId, started.toolCallId);
         assert.equal(art.fenceSource, "tool:bash");

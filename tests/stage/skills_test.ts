@@ -20,20 +20,9 @@ import {
   SKILL_ARTIFACTS,
   skillFiles,
 } from "./helpers.ts";
+import { ARTIFACT_FRAME_KEYS } from "../helpers/sse.ts";
 
 const LATE = "# Late skill\n\nWritten during the task.\n";
-const FRAME_KEYS = [
-  "frame",
-  "toolName",
-  "content",
-  "fenceSource",
-  "toolCallId",
-  "isError",
-  "durationMs",
-  "exitCode",
-  "truncated",
-  "attachments",
-];
 
 const fenced = (name: string, text: string) =>
   `<untrusted-content source=skill:${name}>\n${text}\n</untrusted-content>`;
@@ -150,7 +139,7 @@ Deno.test("an operator skill and runtime skills in one task: frames, skill_call 
     // The frames off the wire: every key, in the seed's order, with the seed's values.
     const frames = artifactFrames(events);
     assert.deepEqual(frames.map((f) => f.toolName), ["style-guide", "release-notes", "sh", "late"]);
-    for (const f of frames) assert.deepEqual(Object.keys(f), FRAME_KEYS);
+    for (const f of frames) assert.deepEqual(Object.keys(f), ARTIFACT_FRAME_KEYS);
     const byName = (n: string) => frames.find((f) => f.toolName === n)!;
     const durationOf = (n: string) => skillCalls.find((e) => e.skill_name === n)!.duration_ms;
     assert.deepEqual(byName("style-guide"), {

@@ -5,7 +5,14 @@
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
-import { collect, frameOf, type SseEvent, STREAM_URI, streamRequest } from "../helpers/sse.ts";
+import {
+  ARTIFACT_FRAME_KEYS,
+  collect,
+  frameOf,
+  type SseEvent,
+  STREAM_URI,
+  streamRequest,
+} from "../helpers/sse.ts";
 
 type R = Record<string, Record<string, unknown>>;
 
@@ -76,18 +83,7 @@ Deno.test("event order within a task (activated): turn status, frames, final tex
     const arts = evs.map(frameOf).filter((f) => f?.frame === "artifact");
     assertEquals(arts.map((a) => a!.toolCallId), ["toolu_a", "toolu_b"]);
     // every key present, in order, null never absent
-    assertEquals(Object.keys(arts[0]!), [
-      "frame",
-      "toolName",
-      "content",
-      "fenceSource",
-      "toolCallId",
-      "isError",
-      "durationMs",
-      "exitCode",
-      "truncated",
-      "attachments",
-    ]);
+    assertEquals(Object.keys(arts[0]!), ARTIFACT_FRAME_KEYS);
     assertEquals(arts[0]!.fenceSource, "tool:bash");
     assertEquals(arts[0]!.exitCode, 0);
     // final progress reports the whole input
