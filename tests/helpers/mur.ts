@@ -152,13 +152,12 @@ export function startProcess(argv: string[], o: ProcessOptions = {}): Mur {
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           kill("SIGKILL");
-          void finish().then((e) =>
-            reject(
-              new Error(
-                `${argv.slice(-3).join(" ")}: still running after ${ms} ms (killed)\n` +
-                  `stdout: ${e.stdout.slice(-2000)}\nstderr: ${e.stderr.slice(-2000)}`,
-              ),
-            )
+          // What it wrote so far: a stray process may hold the pipes open after the kill.
+          reject(
+            new Error(
+              `${argv.slice(-3).join(" ")}: not ended after ${ms} ms (killed)\n` +
+                `stdout: ${out.text().slice(-2000)}\nstderr: ${err.text().slice(-2000)}`,
+            ),
           );
         }, ms);
       });
