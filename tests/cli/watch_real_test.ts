@@ -4,7 +4,9 @@
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { listRunningRecords } from "../../src/home/running_records.ts";
+import { userMessage } from "../helpers/capsule.ts";
 import { type Mur, startMur } from "../helpers/mur.ts";
+import { rpc } from "../run/helpers.ts";
 import { type LiveMur, runMur, spawnMur, tempHome } from "./helpers.ts";
 import { murLine } from "../../src/invocation.ts";
 
@@ -70,32 +72,19 @@ async function startCapsule(home: string): Promise<{ capsule: Capsule; dir: stri
   return { capsule: { mur, ready: mur.ready as unknown as Ready }, dir };
 }
 
+/** SendMessage with returnImmediately to the door at `localhost:<port>`: the task's id. */
 async function send(url: string, text: string): Promise<string> {
-  const res = await fetch(`http://${url}/`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "SendMessage",
-      params: {
-        message: { messageId: `m-${crypto.randomUUID()}`, role: "ROLE_USER", parts: [{ text }] },
-        configuration: { returnImmediately: true },
-      },
-    }),
-  });
-  const body = await res.json();
+  const body = await rpc(url, "SendMessage", {
+    ...userMessage(text),
+    configuration: { returnImmediately: true },
+  }) as { result?: { task?: { id?: string } } };
   assert(body.result?.task?.id, JSON.stringify(body));
   return body.result.task.id;
 }
 
 async function taskState(url: string, id: string): Promise<string> {
-  const res = await fetch(`http://${url}/`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id } }),
-  });
-  return (await res.json()).result.status.state;
+  const body = await rpc(url, "GetTask", { id }) as { result: { status: { state: string } } };
+  return body.result.status.state;
 }
 
 async function cleanup(capsule: Capsule | undefined, home: string) {

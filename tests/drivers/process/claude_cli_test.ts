@@ -7,14 +7,13 @@
 import assert from "node:assert/strict";
 import { startClaudeEndpoint } from "../../../scripts/fakes/claude_endpoint.ts";
 import {
-  createHarnessDriver,
   FileSessionStore,
   type HarnessDriver,
   type HarnessPart,
 } from "../../../src/drivers/process/mod.ts";
 import type { ToolCall } from "../../../src/drivers/types.ts";
 import type { ToolResult } from "../../../src/tools/types.ts";
-import { alive, collect, fenced, request, resultOf, traces } from "./helpers.ts";
+import { alive, collect, fenced, harnessSetup, request, resultOf, traces } from "./helpers.ts";
 import { ensureCli } from "./install.ts";
 import type { HarnessSessionStore } from "../../../src/drivers/process/sessions.ts";
 
@@ -31,44 +30,24 @@ async function setup(opts: {
   inactivityMs?: number;
   store?: HarnessSessionStore;
 } = {}): Promise<Setup> {
-  const claude = await ensureCli("claude-code");
   const endpoint = startClaudeEndpoint({
     rateLimitHeaders: opts.rateLimitHeaders,
     slowDeltaMs: 150,
   });
-  const home = await Deno.makeTempDir({ prefix: "mur-cc-home-" });
-  const workdir = await Deno.makeTempDir({ prefix: "mur-cc-wd-" });
-  const env = [
-    `ANTHROPIC_BASE_URL=${endpoint.url}`,
-    `CLAUDE_CODE_MAX_RETRIES=${opts.retries ?? 0}`,
-    opts.oauth ? "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fake" : "ANTHROPIC_API_KEY=sk-ant-fake",
-  ];
-  const driver = createHarnessDriver({
-    transport: "process",
+  return await harnessSetup({
     driver: "claude-code",
-    command: claude,
-    env,
-    maxTurns: 10,
-    maxTokens: 1000,
-    systemPromptSource: "none",
-    idleTimeoutSecs: 120,
-  }, {
-    workdir,
-    baseDir: workdir,
-    hostEnv: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home },
-    sessionStore: opts.store,
-    limits: { inactivityMs: opts.inactivityMs ?? 30_000, interruptGraceMs: 5_000 },
-  });
-  return {
-    driver,
+    command: await ensureCli("claude-code"),
     endpoint,
-    async cleanup() {
-      await driver.close();
-      await endpoint.close();
-      await Deno.remove(home, { recursive: true }).catch(() => {});
-      await Deno.remove(workdir, { recursive: true }).catch(() => {});
+    env: () => [
+      `ANTHROPIC_BASE_URL=${endpoint.url}`,
+      `CLAUDE_CODE_MAX_RETRIES=${opts.retries ?? 0}`,
+      opts.oauth ? "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fake" : "ANTHROPIC_API_KEY=sk-ant-fake",
+    ],
+    context: {
+      sessionStore: opts.store,
+      limits: { inactivityMs: opts.inactivityMs ?? 30_000, interruptGraceMs: 5_000 },
     },
-  };
+  });
 }
 
 const ECHO = {

@@ -6,42 +6,20 @@
  */
 import assert from "node:assert/strict";
 import { startCodexEndpoint } from "../../../scripts/fakes/codex_endpoint.ts";
-import { createHarnessDriver, type HarnessPart } from "../../../src/drivers/process/mod.ts";
+import type { HarnessPart } from "../../../src/drivers/process/mod.ts";
 import type { ToolCall } from "../../../src/drivers/types.ts";
-import { collect, fenced, request, resultOf, traces } from "./helpers.ts";
+import { collect, fenced, harnessSetup, request, resultOf, traces } from "./helpers.ts";
 import { ensureCli } from "./install.ts";
 import { codexHome } from "../../helpers/codex_home.ts";
 
 async function setup() {
-  const codex = await ensureCli("codex");
   const endpoint = startCodexEndpoint();
-  const home = await Deno.makeTempDir({ prefix: "mur-cx-home-" });
-  const workdir = await Deno.makeTempDir({ prefix: "mur-cx-wd-" });
-  const { env } = await codexHome(home, endpoint.url);
-  const driver = createHarnessDriver({
-    transport: "process",
+  return await harnessSetup({
     driver: "codex",
-    command: codex,
-    env,
-    maxTurns: 10,
-    maxTokens: 1000,
-    systemPromptSource: "none",
-    idleTimeoutSecs: 120,
-  }, {
-    workdir,
-    baseDir: workdir,
-    hostEnv: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home },
-  });
-  return {
-    driver,
+    command: await ensureCli("codex"),
     endpoint,
-    async cleanup() {
-      await driver.close();
-      await endpoint.close();
-      await Deno.remove(home, { recursive: true }).catch(() => {});
-      await Deno.remove(workdir, { recursive: true }).catch(() => {});
-    },
-  };
+    env: async (home) => (await codexHome(home, endpoint.url)).env,
+  });
 }
 
 Deno.test("codex cli: a text task completes with the whole answer (codex streams no deltas)", async () => {

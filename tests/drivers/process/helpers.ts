@@ -1,10 +1,58 @@
-/** Shared bits of the process-transport tests: collecting an attempt's parts, bounded. */
-import type {
-  AttemptRequest,
-  HarnessDriver,
-  HarnessPart,
+/**
+ * Shared bits of the process-transport tests: a driver on a real harness CLI in a HOME and
+ * workdir of its own, collecting an attempt's parts, bounded.
+ */
+import {
+  type AttemptRequest,
+  createHarnessDriver,
+  type HarnessDriver,
+  type HarnessPart,
 } from "../../../src/drivers/process/mod.ts";
 import type { ToolResult } from "../../../src/tools/types.ts";
+
+/** What createHarnessDriver takes besides the harness: the workdir, HOME, store, limits. */
+type DriverContext = Parameters<typeof createHarnessDriver>[1];
+
+/**
+ * A harness driver on the real CLI `command` (tests/drivers/process/install.ts), with a fresh
+ * HOME and workdir; `env` makes the harness's environment in that HOME. `cleanup` closes the
+ * driver and the fake endpoint and removes both folders.
+ */
+export async function harnessSetup<E extends { close(): Promise<void> }>(o: {
+  driver: "claude-code" | "codex";
+  command: string;
+  endpoint: E;
+  env: (home: string) => string[] | Promise<string[]>;
+  context?: Partial<DriverContext>;
+}): Promise<{ driver: HarnessDriver; endpoint: E; cleanup(): Promise<void> }> {
+  const home = await Deno.makeTempDir({ prefix: `mur-${o.driver}-home-` });
+  const workdir = await Deno.makeTempDir({ prefix: `mur-${o.driver}-wd-` });
+  const driver = createHarnessDriver({
+    transport: "process",
+    driver: o.driver,
+    command: o.command,
+    env: await o.env(home),
+    maxTurns: 10,
+    maxTokens: 1000,
+    systemPromptSource: "none",
+    idleTimeoutSecs: 120,
+  }, {
+    workdir,
+    baseDir: workdir,
+    hostEnv: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", HOME: home },
+    ...o.context,
+  });
+  return {
+    driver,
+    endpoint: o.endpoint,
+    async cleanup() {
+      await driver.close();
+      await o.endpoint.close();
+      await Deno.remove(home, { recursive: true }).catch(() => {});
+      await Deno.remove(workdir, { recursive: true }).catch(() => {});
+    },
+  };
+}
 
 export function request(over: Partial<AttemptRequest> = {}): AttemptRequest {
   const prompt = over.prompt ?? "hello";
