@@ -12,12 +12,13 @@ import {
   JsonRpcTransportFactory,
   RestTransportFactory,
 } from "@a2a-js/sdk/client";
-import { Role, TaskState } from "@a2a-js/sdk";
+import { TaskState } from "@a2a-js/sdk";
 import { startCapsule } from "../helpers/capsule.ts";
 import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
+import { q, sdkMessage as msg } from "../helpers/sdk.ts";
 
 function recordingFetch(seen: string[]): typeof fetch {
   return (input, init) => {
@@ -27,17 +28,6 @@ function recordingFetch(seen: string[]): typeof fetch {
     return fetch(url, init);
   };
 }
-
-function msg(text: string) {
-  return {
-    messageId: crypto.randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-  };
-}
-
-// deno-lint-ignore no-explicit-any
-const q = (x: unknown) => x as any;
 
 /** A GET's or POST's status, content type and body (JSON parsed when it is JSON). */
 async function answer(url: string, init: RequestInit = {}) {

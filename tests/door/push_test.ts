@@ -27,6 +27,7 @@ import {
   waitTask,
 } from "./helpers.ts";
 import type { Capsule } from "../helpers/capsule.ts";
+import { q } from "../helpers/sdk.ts";
 
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 
@@ -66,9 +67,6 @@ function sdkClient(base: string): Promise<Client> {
     }),
   ).createFromUrl(base);
 }
-
-// deno-lint-ignore no-explicit-any
-const q = (x: unknown) => x as any;
 
 Deno.test("push on: the card says pushNotifications: true and lists the four methods; the readiness line has the secret", async () => {
   const cap = await pushCapsule();

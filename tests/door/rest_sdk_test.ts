@@ -16,6 +16,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { capsule } from "./helpers.ts";
+import { q, sdkMessage as msg, taskOf } from "../helpers/sdk.ts";
 
 /** Requests the client made, as `METHOD path?query`; the card names localhost, we dial 127.0.0.1. */
 function recordingFetch(seen: string[]): typeof fetch {
@@ -37,23 +38,6 @@ function restClient(base: string, seen: string[]): Promise<Client> {
     preferredTransports: ["HTTP+JSON"],
   });
   return factory.createFromUrl(base);
-}
-
-function msg(text: string) {
-  return {
-    messageId: crypto.randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-  };
-}
-
-// deno-lint-ignore no-explicit-any
-const q = (x: unknown) => x as any;
-
-// deno-lint-ignore no-explicit-any
-function taskOf(r: any) {
-  assert.ok(r && typeof r.id === "string", `not a task: ${JSON.stringify(r)}`);
-  return r;
 }
 
 /** A REST error of the SDK: its class name and HTTP status. */

@@ -14,6 +14,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { capsule, CAPSULE_URI, DOOR_URI } from "./helpers.ts";
+import { q, sdkMessage as msg, taskOf } from "../helpers/sdk.ts";
 
 /** The card names `localhost`; the door listens on 127.0.0.1, so requests go there. */
 function loopbackFetch(token?: string): typeof fetch {
@@ -40,24 +41,6 @@ function client(base: string, token?: string): Promise<Client> {
     }),
   );
   return factory.createFromUrl(base);
-}
-
-function msg(text: string) {
-  return {
-    messageId: crypto.randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-  };
-}
-
-/** ts-proto request types demand every field; the transport fills defaults for what is absent. */
-// deno-lint-ignore no-explicit-any
-const q = (x: unknown) => x as any;
-
-// deno-lint-ignore no-explicit-any
-function taskOf(r: any) {
-  assert.ok(r && typeof r.id === "string", `not a task: ${JSON.stringify(r)}`);
-  return r;
 }
 
 Deno.test("SDK client: send (blocking and returnImmediately), get, list, cancel, typed errors", async () => {
