@@ -15,7 +15,8 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { capsule } from "./helpers.ts";
-import { collect, MAIN, streamRequest } from "../helpers/capsule.ts";
+import { runMur } from "../helpers/mur.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 import { BIG, PNG_BYTES, publishingCapsule } from "./publish_fixture.ts";
 
 const loopback = (token?: string): typeof fetch => (input, init) => {
@@ -178,14 +179,9 @@ Deno.test("publish: mur watch prints a line per file (--json carries the event),
     const task = (await sent.json()).result.task;
     assert.equal(task.status.state, "TASK_STATE_COMPLETED");
     const mur = (...args: string[]) =>
-      new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", MAIN, ...args],
-        env: { NO_COLOR: "1", MURMUR_HOME: cap.home },
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
+      runMur({ args, env: { NO_COLOR: "1", MURMUR_HOME: cap.home } });
     const watched = await mur("watch", "--url", cap.base, "--task", task.id);
-    const out = new TextDecoder().decode(watched.stdout);
+    const out = watched.stdout;
     assert.match(out, /^\[artifact\] report\.md text\/markdown 23 B inline$/m, out);
     assert.match(out, /^\[artifact\] chart\.png image\/png 11 B inline$/m, out);
     assert.match(
@@ -195,14 +191,14 @@ Deno.test("publish: mur watch prints a line per file (--json carries the event),
     );
     assert.match(out, /^\[artifact\] stats application\/json data$/m, out);
     const json = await mur("watch", "--url", cap.base, "--task", task.id, "--json");
-    const files = new TextDecoder().decode(json.stdout).split("\n").filter(Boolean)
+    const files = json.stdout.split("\n").filter(Boolean)
       .map((l) => JSON.parse(l)).filter((l) =>
         l.event?.artifactUpdate?.artifact?.parts?.[0]?.filename
       )
       .map((l) => l.event.artifactUpdate.artifact.parts[0].filename);
     assert.deepEqual(files, ["report.md", "chart.png", "big.bin"]);
     const shown = await mur("trace", "show", cap.ready.workdir);
-    const text = new TextDecoder().decode(shown.stdout);
+    const text = shown.stdout;
     assert.match(text, /Published/, text);
     assert.match(text, /report\.md\s+published/);
     assert.match(text, /\.\.\/outside\.md\s+refused/);

@@ -15,7 +15,7 @@ import {
 } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { call, capsule } from "./helpers.ts";
-import { collect, streamRequest } from "../helpers/capsule.ts";
+import { collect, streamRequest } from "../helpers/sse.ts";
 
 const loopback: typeof fetch = (input, init) =>
   fetch(

@@ -4,8 +4,7 @@
  * (which gets its config) and the tool whose manifest the hook wrote; `-v` names the skills.
  */
 import assert from "node:assert/strict";
-import { MAIN } from "../helpers/capsule.ts";
-import { killTree } from "../helpers/kill_tree.ts";
+import { runMur } from "../helpers/mur.ts";
 import { readTrace } from "./helpers.ts";
 
 const EXAMPLE = new URL("../../examples/skills", import.meta.url).pathname;
@@ -13,31 +12,11 @@ const EXAMPLE = new URL("../../examples/skills", import.meta.url).pathname;
 Deno.test("examples/skills runs: two skills read, the packaged tool and the staged tool called", async () => {
   const tmp = await Deno.makeTempDir({ prefix: "mur-skills-example-" });
   try {
-    const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        MAIN,
-        "run",
-        "--manifest",
-        EXAMPLE,
-        "--task",
-        "go",
-        "-v",
-        "--workdir",
-        `${tmp}/wd`,
-      ],
+    const { code, stdout, stderr } = await runMur({
+      args: ["run", "--manifest", EXAMPLE, "--task", "go", "-v", "--workdir", `${tmp}/wd`],
       env: { MURMUR_HOME: `${tmp}/home`, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).spawn();
-    const timer = setTimeout(() => killTree(child.pid), 60_000);
-    const out = await child.output();
-    clearTimeout(timer);
-    const stdout = new TextDecoder().decode(out.stdout);
-    const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, stderr);
+    }, 60_000);
+    assert.equal(code, 0, stderr);
     assert.ok(stdout.split("\n").includes("skills: style-guide, release-notes (runtime)"), stdout);
     assert.ok(stdout.split("\n").includes("status: ok"), stdout);
 
