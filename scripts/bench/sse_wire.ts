@@ -4,7 +4,10 @@
  * lines. Built for the load generator, which must not be the bottleneck: `fetch` hands a
  * body over one HTTP chunk per read and saturates near 65k events/s on these machines, so
  * this decoder works on whole socket reads, touches bytes only to find chunk boundaries,
- * decodes the payload once and scans lines with native `indexOf`.
+ * decodes the payload once and scans lines with native `indexOf`. Not the product's line
+ * parser (src/watch/sse_parser.ts, what `mur watch` reads with): on 300,000 flood-sized events
+ * in 64 KiB reads of a chunked body it framed a median 0.56 M events/s against this scanner's
+ * 1.41 M, and the raw server rows deliver ~1.8–2.1 M events/s, so it would be what they measured.
  */
 
 export interface ResponseHead {
