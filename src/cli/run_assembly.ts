@@ -126,6 +126,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs);
   // As the card names the door (an edge rewrites the urls of the Tasks it answers to its own).
   files.doorBase = (manifest.cluster?.advertise ?? `http://${door.address}`).replace(/\/+$/, "");
+  session.registry.rebasePastFiles(files.doorBase);
   return {
     plan,
     sessionId,
@@ -249,6 +250,7 @@ function buildSession(plan: LaunchPlan, p: {
       fromSession: resume.fromSession,
       contextId: resume.contextId,
       history: resume.history,
+      tasks: resume.tasks,
     },
     idleTimeoutMs: plan.idleTimeoutMs,
     residue: () =>

@@ -83,7 +83,7 @@ export async function resumePlan(
 ): Promise<ResumePlan> {
   const root = workdir ?? `${manifest.dir}/workdir`;
   const { trace, sessionId } = await resolveSessionDir(address, await sessionDirs(root), root);
-  return planResume(trace, sessionId ?? undefined);
+  return planResume(trace, sessionId ?? undefined, manifest.lifecycle.historyLimit);
 }
 
 export type RunFlags = ReturnType<typeof parseRun>;

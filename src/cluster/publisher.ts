@@ -35,7 +35,8 @@ const TASK_SWEEP_MS = 1000;
 export interface PublishedSession {
   id: string;
   log: EventLog;
-  registry: { all(): TaskRecord[] };
+  /** Every task a client can read (a resumed session: the old session's too). */
+  registry: { listed(): TaskRecord[] };
 }
 
 export interface PublisherOptions {
@@ -247,7 +248,7 @@ export class Publisher {
     const hset: string[] = [];
     const historySet: string[] = [];
     const historyDel: string[] = [];
-    for (const t of this.#o.session.registry.all()) {
+    for (const t of this.#o.session.registry.listed()) {
       const h = t.history;
       const sig = `${t.state}|${t.changedAt}|${t.residue.length}|${
         t.response ? 1 : 0

@@ -110,7 +110,7 @@ export interface ListRow {
 /** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: ParamsOf<"ListTasks">) {
   return listRowsOf(
-    ctx.session.registry.all().map((t) => ({
+    ctx.session.registry.listed().map((t) => ({
       id: t.id,
       contextId: t.contextId,
       state: t.state,

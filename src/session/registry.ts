@@ -14,6 +14,7 @@ import type { Lane, Origin, TaskRecord, TaskSource } from "./task_record.ts";
 import { agentMessage, artifactOf, laneOf, replyMessage } from "./task_record.ts";
 import { DEFAULT_HISTORY_LIMIT, TaskHistory } from "./task_history.ts";
 import type { PublishedFile } from "./published_files.ts";
+import type { TaskJournal } from "./task_journal.ts";
 
 export interface NewTask {
   contextId?: string;
@@ -37,6 +38,10 @@ export interface UserMessage {
 
 export class Registry {
   readonly #tasks = new Map<string, TaskRecord>();
+  /** Tasks of the session this one resumed (task_journal.ts): at rest, answered, never run. */
+  readonly #past = new Map<string, TaskRecord>();
+  /** Where each task's record is kept for a later `--resume` (absent: nowhere). */
+  journal: TaskJournal | null = null;
   readonly #held = new Map<string, TaskFrame[]>();
   /** Tasks recorded terminal whose final status event is still to be written. */
   readonly #finalHeld = new Set<string>();
@@ -54,11 +59,46 @@ export class Registry {
   }
 
   get(id: string): TaskRecord | undefined {
-    return this.#tasks.get(id);
+    return this.#tasks.get(id) ?? this.#past.get(id);
   }
 
+  /** This session's tasks (what it runs, ends and decides its status by). */
   all(): TaskRecord[] {
     return [...this.#tasks.values()];
+  }
+
+  /** Every task a client can read: the resumed session's, then this one's (ListTasks). */
+  listed(): TaskRecord[] {
+    return this.#past.size === 0 ? this.all() : [...this.#past.values(), ...this.#tasks.values()];
+  }
+
+  /**
+   * The tasks of the session this one resumes, answered as they ended (docs/protocol.md "Task
+   * history"), and carried into this session's journal so a later resume answers them too.
+   */
+  adoptPast(tasks: TaskRecord[]): void {
+    for (const t of tasks) {
+      if (this.#tasks.has(t.id)) continue;
+      this.#past.set(t.id, t);
+      this.journal?.carried(t);
+    }
+  }
+
+  /**
+   * The url parts of past tasks' files name the door that published them: name this one (its
+   * `/files/` route serves them from the old session folder's copies).
+   */
+  rebasePastFiles(doorBase: string): void {
+    for (const t of this.#past.values()) {
+      for (const f of t.published) {
+        if (!f.copy) continue;
+        for (const part of f.artifact.parts) {
+          if (!("url" in part)) continue;
+          const at = part.url.lastIndexOf("/files/");
+          if (at >= 0) part.url = doorBase + part.url.slice(at);
+        }
+      }
+    }
   }
 
   /** A new task in TASK_STATE_SUBMITTED. Writes no event: the opening `task` is per stream. */
@@ -97,7 +137,16 @@ export class Registry {
       },
     ));
     this.#tasks.set(id, task);
+    if (this.journal) {
+      this.journal.created(task);
+      this.journal.message(task, task.history.newest(1)[0]);
+    }
     return task;
+  }
+
+  #append(task: TaskRecord, m: Message): void {
+    task.history.append(m);
+    this.journal?.message(task, m);
   }
 
   #userMessage(task: TaskRecord, m: UserMessage): Message {
@@ -113,14 +162,17 @@ export class Registry {
 
   /** A user's message that continues a task (the answer to an input wait): into its history. */
   userMessage(task: TaskRecord, m: UserMessage): void {
-    task.history.append(this.#userMessage(task, m));
+    this.#append(task, this.#userMessage(task, m));
   }
 
   /**
    * A task refused at the door: never kept, never numbered (the one `task` event of its stream).
    */
   rejectedAtDoor(init: NewTask, message: string): TaskRecord {
+    const journal = this.journal;
+    this.journal = null;
     const task = this.create(init);
+    this.journal = journal;
     this.#tasks.delete(task.id);
     task.state = "TASK_STATE_REJECTED";
     task.status = {
@@ -161,7 +213,7 @@ export class Registry {
     task.changedAt = now;
     // The question of an input wait is the agent's turn of the task's conversation.
     if (state === "TASK_STATE_INPUT_REQUIRED" && task.status.message) {
-      task.history.append(task.status.message);
+      this.#append(task, task.status.message);
     }
     if (state !== "TASK_STATE_INPUT_REQUIRED") task.prompt = undefined;
     this.log.append(statusInput(task, task.status, annotation));
@@ -188,6 +240,7 @@ export class Registry {
   publish(task: TaskRecord, file: PublishedFile): void {
     if (isTerminal(task.state)) return;
     task.published.push(file);
+    this.journal?.published(task, file);
     this.log.append(responseInput(task, file.artifact, task.state));
   }
 
@@ -219,6 +272,7 @@ export class Registry {
         ...task.status,
         message: agentMessage(`msg_${task.id}_status`, task, message),
       };
+      this.journal?.ended(task);
       this.log.append(statusInput(task, task.status));
       task.markDone();
       return true;
@@ -234,13 +288,14 @@ export class Registry {
     if (state === "TASK_STATE_COMPLETED" && response) {
       task.response = response;
       // The reply is both the `response` artifact and the agent's last message of the history.
-      task.history.append(replyMessage(task, response));
+      this.#append(task, replyMessage(task, response));
     }
     task.status = {
       state,
       message: agentMessage(`msg_${task.id}_status`, task, message),
       timestamp: timestamp(now),
     };
+    this.journal?.ended(task);
     if (opts.holdEvent) {
       // GetTask answers the new state now; the one final status is written by the next finish().
       this.#finalHeld.add(task.id);

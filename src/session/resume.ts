@@ -11,6 +11,9 @@ import { errorMessage, MurError } from "../errors.ts";
 import { newId } from "../ids.ts";
 import { loadConversation } from "./conversation_record.ts";
 import { traceLine } from "../trace_writer.ts";
+import { loadJournal } from "./task_journal.ts";
+import { DEFAULT_HISTORY_LIMIT } from "./task_history.ts";
+import type { TaskRecord } from "./task_record.ts";
 
 export interface LostShell {
   workId: string;
@@ -32,6 +35,8 @@ export interface ResumePlan {
   /** The record's last line, cut by a kill mid-write and ignored (its first bytes), or null. */
   tornLine: string | null;
   lost: LostShell[];
+  /** The old session's tasks at rest (task_journal.ts), which the new session answers. */
+  tasks: TaskRecord[];
 }
 
 type Line = Record<string, unknown>;
@@ -65,7 +70,11 @@ function readLines(path: string): Line[] {
  * Reads what a resume needs from the old session's trace and folder. `sessionId` picks one
  * session from a trace an older mur appended several sessions to (default: its last).
  */
-export function planResume(trace: string, sessionId?: string): ResumePlan {
+export function planResume(
+  trace: string,
+  sessionId?: string,
+  historyLimit = DEFAULT_HISTORY_LIMIT,
+): ResumePlan {
   const fromDir = trace.slice(0, trace.lastIndexOf("/")) || ".";
   const every = readLines(trace);
   const starts = every.filter((l) => l.event_type === "session_start").map((l) => l.session_id);
@@ -108,9 +117,15 @@ export function planResume(trace: string, sessionId?: string): ResumePlan {
       command: String(l.command),
       detachedAtMs: Number(l.timestamp),
     }));
+  const journal = loadJournal(
+    fromDir,
+    historyLimit,
+    `task failed: the session ${fromSession} that ran it ended before the task did (it was killed)`,
+  );
   return {
     fromSession,
     fromDir,
+    tasks: journal?.tasks ?? [],
     trace,
     sessionStartEvt: typeof start?.event_id === "string" ? start.event_id : "",
     contextId,

@@ -8,6 +8,7 @@ import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { type Histories, TaskLoop } from "./loop.ts";
 import { Registry, type UserMessage } from "./registry.ts";
+import { journalPath, TaskJournal } from "./task_journal.ts";
 import type { ResidueItem, TaskRecord } from "./task_record.ts";
 import { TraceWriter } from "../trace_writer.ts";
 import type { TraceFieldsOf } from "../trace_events.ts";
@@ -74,6 +75,9 @@ export class Session {
     // One id source on the session's clock: task, message and trace ids ascend together.
     const ids = new IdSource(this.#clock);
     this.registry = new Registry(this.log, this.#clock, ids, opts.manifest.lifecycle.historyLimit);
+    // Each task's record, kept for a later `--resume`; the resumed session's tasks first.
+    this.registry.journal = new TaskJournal(journalPath(opts.workdir.session));
+    if (opts.resume?.tasks) this.registry.adoptPast(opts.resume.tasks);
     this.trace = new TraceWriter(
       opts.workdir.trace,
       opts.id,

@@ -31,7 +31,13 @@ export interface SessionOptions {
   /** Running detached shells, for residue (CancelTask, StopSession). */
   residue?: () => ResidueItem[];
   /** `mur run --resume`: the context the launch task continues, and its recorded history. */
-  resume?: { fromSession: string; contextId: string; history: ConversationMessage[] };
+  resume?: {
+    fromSession: string;
+    contextId: string;
+    history: ConversationMessage[];
+    /** The old session's tasks at rest, answered by this one (src/session/task_journal.ts). */
+    tasks?: TaskRecord[];
+  };
   /** The loop writes a canceled running task's final status (process transport). */
   holdCancelStatus?: boolean;
   /** stderr */

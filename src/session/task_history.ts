@@ -20,8 +20,13 @@ export class TaskHistory {
   /** Messages ever appended (the next one's sequence number). */
   #total = 0;
 
-  constructor(readonly limit: number = DEFAULT_HISTORY_LIMIT) {
+  /**
+   * `dropped`: messages an earlier session already dropped from this history (a task reloaded by
+   * `--resume`, task_journal.ts), counted as if they had been appended here.
+   */
+  constructor(readonly limit: number = DEFAULT_HISTORY_LIMIT, dropped = 0) {
     if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`history limit ${limit}`);
+    this.#total = dropped;
   }
 
   append(message: Message): void {
