@@ -88,3 +88,22 @@ Deno.test("bench report: idle memory per endpoint against the raw floor, judged 
   const again = render(res, plan).goals.find((g) => g.startsWith("Memory per idle connection"));
   assert.match(again!, /within 10 % of raw for every endpoint — met/);
 });
+
+Deno.test("bench report: the per-session goals — K=1 CPU at most 2 µs, SubscribeToTask within 1.2× WatchSession at every K, replay within 1.5× raw", () => {
+  const plan = makePlan(false);
+  const res = new Results();
+  for (const k of plan.ks) {
+    res.add("mur-watch", `cpu${k}` as "cpu1", 1.0);
+    res.add("mur-sub", `cpu${k}` as "cpu1", k === 10 ? 1.3 : 1.1);
+  }
+  res.add("raw", "replayMs", 2);
+  res.add("mur-watch", "replayMs", 2.8);
+  const goals = render(res, plan).goals;
+  const k1 = goals.find((g) => g.startsWith("One watcher (K=1)"))!;
+  assert.match(k1, /WatchSession 1\.00 µs, SubscribeToTask 1\.10 µs; goal ≤ 2 µs on both — met/);
+  const sub = goals.find((g) => g.startsWith("SubscribeToTask's CPU per event"))!;
+  assert.match(sub, /K=1 1\.10×, K=10 1\.30×/);
+  assert.match(sub, /goal ≤ 1\.2× at every K — not met/);
+  const replay = goals.find((g) => g.startsWith("Replay of 512 events"))!;
+  assert.match(replay, /1\.40× the raw limit's 2\.00 ms, goal ≤ 1\.5× — met/);
+});
