@@ -389,7 +389,7 @@ ${r.table}
 ${notes.length ? `Empty cells:\n\n${notes.join("\n")}\n` : ""}${
     facts.length ? `\nSeen during the runs:\n\n${facts.join("\n")}\n` : ""
   }
-## Against the goals (issues 9 and 31)
+## Against the goals
 
 ${r.goals.map((g) => `- ${g}`).join("\n")}
 
