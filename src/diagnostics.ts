@@ -29,6 +29,8 @@ export const DIAGNOSTICS = {
     "an artifact's `config` is not a mapping, or is over 65,536 bytes as JSON (it reaches the artifact as `MURMUR_ARTIFACT_CONFIG`)",
   "E-CAP-013":
     "an artifact claims the name of a tool the runtime provides itself (`request-input`, `call-member`, `end-without-answer`, `delegate-task`)",
+  "E-CAP-016":
+    "an artifact's `capabilities.env.allow` names a variable beyond what mur hands that kind of process: the door token (`MURMUR_DOOR_TOKEN`) to any, a runtime credential (`*_API_KEY`, `*_AUTH_TOKEN`, `*_OAUTH_TOKEN`) to a hook",
   "E-MAN-004":
     "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`), or an `inference` key within two edits of `driver` when there is none (`drivr:`): ignored, it would leave that section, or the driver, at its defaults",
   "W-SEC-019":

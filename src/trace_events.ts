@@ -231,6 +231,8 @@ interface SessionLines {
     resumed_from: string | null;
     context_id: string | null;
     system_prompt_source: string;
+    /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
+    runtime_artifacts: RuntimeArtifactField[];
   };
   session_end: {
     total_turns: number;
@@ -422,6 +424,18 @@ interface PushLines {
     undelivered: number;
     undelivered_event_ids: number[];
   };
+}
+
+/**
+ * One artifact the staging phase staged (`session_start.runtime_artifacts`): an operator's from
+ * `artifacts:` (a prompt-bound skill too), or a tool or skill that appeared under
+ * `workdir/tools/` during staging (origin `runtime`; its version `runtime`).
+ */
+export interface RuntimeArtifactField {
+  name: string;
+  version: string;
+  runtime: "tool" | "hook" | "skill";
+  origin: "operator" | "runtime";
 }
 
 /** Every trace line's fields, by `event_type`. */

@@ -31,6 +31,7 @@ import { ToolBox } from "../tools/toolbox.ts";
 import type { Tool } from "../tools/types.ts";
 import type { LaunchPlan } from "./launch_plan.ts";
 import { stageCapsule } from "../stage/stage.ts";
+import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
 import { watchFaults } from "./run_endings.ts";
@@ -102,6 +103,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     otel,
     resume: inputs.resume,
     hooks: commandHooks(manifest, workdir, sessionId, () => session, otel),
+    runtimeArtifacts: staged.artifacts,
     finishPush: () => finishPush(push),
   });
   push = await pushFor(plan, session);
@@ -234,6 +236,7 @@ function buildSession(plan: LaunchPlan, p: {
   otel: OtelExport | null;
   resume?: ResumePlan;
   hooks: CommandHooks;
+  runtimeArtifacts: RuntimeArtifactField[];
   finishPush(): Promise<void>;
 }): Session {
   const { resume, toolbox } = p;
@@ -262,6 +265,7 @@ function buildSession(plan: LaunchPlan, p: {
         started_at_ms: d.startedAtMs,
       })),
     holdCancelStatus: isHarnessDriver(p.driver),
+    runtimeArtifacts: p.runtimeArtifacts,
     warn,
     otel: p.otel ?? undefined,
     push: { finish: p.finishPush },

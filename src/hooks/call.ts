@@ -6,6 +6,7 @@
 import type { BoundHook, HookConfig } from "../manifest/types.ts";
 import type { HookEvent } from "../session/hooks_api.ts";
 import { shellEnv } from "../tools/shell_env.ts";
+import { narrowEnv } from "../artifact_env.ts";
 import { runHookCommand } from "./exec.ts";
 import type { HookLog } from "./log.ts";
 import { type HookArm, parseHookOutput } from "./output.ts";
@@ -51,7 +52,9 @@ export async function callHook(
     cwd: o.workdirRoot,
     timeoutMs: o.timeoutMs,
     env: {
-      ...shellEnv(),
+      // A hook artifact sees only the baseline and its grant (docs/manifest.md "Artifact
+      // capabilities"); mur's own MURMUR_* variables come after, so they are always there.
+      ...(h.hostEnv ? narrowEnv(shellEnv(), h.hostEnv) : shellEnv()),
       MURMUR_SESSION_ID: o.sessionId,
       MURMUR_HOOK_NAME: h.name,
       MURMUR_WORKDIR: o.workdirRoot,

@@ -11,6 +11,7 @@ import { resolve } from "../paths.ts";
 import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { hookPairProblem } from "./checks.ts";
+import { artifactGrant } from "./artifact_grants.ts";
 import {
   command,
   DEFAULTS,
@@ -118,6 +119,7 @@ async function readOne(a: Entry, i: number, dir: string, promptBound: boolean): 
   }
   const file = `${folder}/${ARTIFACT_MANIFEST}`;
   const text = await readFile(file, at, `the ${runtime}'s own ${ARTIFACT_MANIFEST}`);
+  const grant = artifactGrant(a.capabilities);
   if (runtime === "tool") {
     const tool = await readToolManifest(text, {
       folder,
@@ -125,13 +127,22 @@ async function readOne(a: Entry, i: number, dir: string, promptBound: boolean): 
       name: a.name,
       artifact: { version, origin: "operator" },
     });
-    return { kind: "tool", tool: env ? { ...tool, env } : tool };
+    return {
+      kind: "tool",
+      tool: {
+        ...tool,
+        ...(env && { env }),
+        ...(grant.env && { hostEnv: grant.env }),
+        ...(grant.readOnly && { readOnly: grant.readOnly }),
+      },
+    };
   }
   const hook = await readHookManifest(text, folder, `${at}: ${a.source}/${ARTIFACT_MANIFEST}`, {
     name: a.name,
     version,
   });
-  return { kind: "hook", hook: env ? { ...hook, env } : hook };
+  // Default-deny: a hook artifact sees the baseline and what it is granted (src/artifact_env.ts).
+  return { kind: "hook", hook: { ...hook, ...(env && { env }), hostEnv: grant.env ?? [] } };
 }
 
 /** How a packaged tool's manifest is read: where it sits, how errors name it, what it is. */
@@ -207,6 +218,7 @@ async function readHookManifest(
     executionMode: doc.execution_mode ?? DEFAULTS.executionMode,
     commitPolicy: doc.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(doc.command, folder, `${label}: command`),
+    artifact: { version, origin: "operator" },
   };
 }
 

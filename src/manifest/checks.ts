@@ -4,6 +4,7 @@
  * a user fixes a manifest in one pass. Each message names the key path.
  */
 import { ManifestErrors, MurError } from "../errors.ts";
+import { checkArtifactGrant } from "./artifact_grants.ts";
 import type { CommitPolicy, HookBinding } from "./types.ts";
 import {
   ARTIFACT_CONFIG_MAX_BYTES,
@@ -372,14 +373,7 @@ function checkArtifacts(doc: ManifestDoc, fail: Fail): void {
         `only a skill carries a prompt payload (its skill.md); this artifact's runtime is ${runtime}`,
       ));
     }
-    if (a.capabilities !== undefined) {
-      fail(invalid(
-        `${at}.capabilities`,
-        runtime === "skill"
-          ? "a skill runs nothing, so it takes no capabilities"
-          : `per-artifact capabilities are not supported: mur runs a packaged ${runtime} as a command under the capsule's own capabilities:`,
-      ));
-    }
+    if (a.capabilities !== undefined) checkArtifactGrant(a.capabilities, at, runtime, fail);
     if (a.gateway !== undefined) {
       fail(invalid(
         `${at}.gateway`,

@@ -6,7 +6,7 @@
 import { dirname, resolve } from "../paths.ts";
 import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
-import { DEFAULTS, type ManifestDoc, PROCESS_DEFAULTS } from "./schema.ts";
+import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
 import type {
@@ -267,10 +267,4 @@ async function hook(
     commitPolicy: h.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(h.command, dir, `hooks[${i}].command`),
   };
-}
-
-/** `./docs/` → `docs`: read_only entries are compared component-wise later. */
-function normalizeSubtree(p: string): string {
-  const parts = p.split("/").filter((s) => s !== "" && s !== ".");
-  return parts.length === 0 ? "." : parts.join("/");
 }

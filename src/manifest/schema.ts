@@ -223,18 +223,24 @@ const shellBinary = () =>
       `${show(iss.input)} is not a bare binary name (no '/', no spaces); it is looked up on PATH`,
   });
 
+/** What is wrong with a `read_only` entry (a workdir-relative subtree), or null. */
+export function subtreeProblem(v: string): string | null {
+  if (v.trim() === "") return "must not be empty";
+  if (v.startsWith("/")) return `${show(v)} must be a workdir-relative path`;
+  if (v.split("/").includes("..")) return `${show(v)} must stay inside the workdir (no '..')`;
+  return null;
+}
+
+/** A checked subtree as the read-only guard compares it: no `.` or empty parts, `.` for all. */
+export function normalizeSubtree(p: string): string {
+  const parts = p.split("/").filter((s) => s !== "" && s !== ".");
+  return parts.length === 0 ? "." : parts.join("/");
+}
+
 const relativeSubtree = () =>
   str().superRefine((v, ctx) => {
-    const parts = v.split("/");
-    if (v.trim() === "") ctx.addIssue({ code: "custom", message: "must not be empty" });
-    else if (v.startsWith("/")) {
-      ctx.addIssue({ code: "custom", message: `${show(v)} must be a workdir-relative path` });
-    } else if (parts.includes("..")) {
-      ctx.addIssue({
-        code: "custom",
-        message: `${show(v)} must stay inside the workdir (no '..')`,
-      });
-    }
+    const problem = subtreeProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
   });
 
 const scope = () =>

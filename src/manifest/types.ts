@@ -171,6 +171,13 @@ export interface CommandToolConfig {
   artifact?: ArtifactOrigin;
   /** Variables the program gets besides mur's own (`MURMUR_ARTIFACT_CONFIG`). */
   env?: Record<string, string>;
+  /**
+   * A tool artifact's `capabilities.env.allow`: of mur's environment, only these and the
+   * baseline (src/artifact_env.ts). Absent: all a command tool gets.
+   */
+  hostEnv?: string[];
+  /** A tool artifact's `capabilities.filesystem.read_only`: added to the capsule's for its calls. */
+  readOnly?: string[];
   /** `data`: what it prints is JSON, published as a `data` artifact too (absent: text). */
   output?: "text" | "data";
 }
@@ -220,6 +227,13 @@ export interface HookConfig {
   command: string[];
   /** Variables the command gets besides mur's own (`MURMUR_ARTIFACT_CONFIG` of a hook artifact). */
   env?: Record<string, string>;
+  /**
+   * A hook artifact's host variables: the baseline and these (`capabilities.env.allow`; a hook
+   * artifact is default-deny, so `[]` without a grant). Absent (a `hooks:` entry): all a hook gets.
+   */
+  hostEnv?: string[];
+  /** Set on a hook artifact (an `artifacts:` entry with `runtime: hook`): its version. */
+  artifact?: ArtifactOrigin;
 }
 
 /** A hook as one binding fires it: an unbound hook takes the binding of the event it is called for. */

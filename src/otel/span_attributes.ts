@@ -41,6 +41,12 @@ export function sessionAttributes(line: LineOf<"session_start">): Attributes {
     [ATTR_GEN_AI_REQUEST_MODEL]: line.model,
     "mur.capsule.version": line.capsule_version,
     ...(line.resumed_from && { "mur.session.resumed_from": line.resumed_from }),
+    // One string per staged artifact (an attribute holds no objects): `name@version runtime origin`.
+    ...(line.runtime_artifacts.length > 0 && {
+      "mur.session.runtime_artifacts": line.runtime_artifacts.map((a) =>
+        `${a.name}@${a.version} ${a.runtime} ${a.origin}`
+      ),
+    }),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import type { Manifest } from "../manifest/types.ts";
-import type { TraceFieldsOf } from "../trace_events.ts";
+import type { RuntimeArtifactField, TraceFieldsOf } from "../trace_events.ts";
 import type { TraceLine } from "../trace_writer.ts";
 import type { Tool } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
@@ -40,6 +40,8 @@ export interface SessionOptions {
   };
   /** The loop writes a canceled running task's final status (process transport). */
   holdCancelStatus?: boolean;
+  /** What the staging phase staged (`session_start.runtime_artifacts`; absent: none). */
+  runtimeArtifacts?: RuntimeArtifactField[];
   /** stderr */
   warn(line: string): void;
   clock?: () => number;

@@ -19,6 +19,7 @@ export function sessionStartFields(opts: SessionOptions): TraceFieldsOf["session
     resumed_from: opts.resume?.fromSession ?? null,
     context_id: opts.resume?.contextId ?? opts.contextId ?? null,
     system_prompt_source: m.inference.systemPromptSource,
+    runtime_artifacts: opts.runtimeArtifacts ?? [],
   };
 }
 

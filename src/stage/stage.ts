@@ -21,6 +21,7 @@ import {
   firesAt,
   type Manifest,
 } from "../manifest/types.ts";
+import type { RuntimeArtifactField } from "../trace_events.ts";
 import { callHook } from "../hooks/call.ts";
 import { honours, unhonouredReason } from "../hooks/honour.ts";
 import { HookLog } from "../hooks/log.ts";
@@ -46,6 +47,8 @@ export interface Staged {
   runtimeTools: CommandToolConfig[];
   /** The capsule's skills: the operator's, and runtime ones found under `workdir/tools/`. */
   skills: SkillShelf;
+  /** What was staged, as `session_start.runtime_artifacts` lists it. */
+  artifacts: RuntimeArtifactField[];
 }
 
 /** Runs the staging phase's workdir steps; throws E-RUN-051 (or E-IO-00N) to stop the launch. */
@@ -82,7 +85,39 @@ export async function stageCapsule(o: StageOptions): Promise<Staged> {
   log(
     `ready: runtime tools [${[...runtimeNames].join(", ")}], skills [${offered.join(", ")}]`,
   );
-  return { toolsDir, runtimeTools, skills };
+  return { toolsDir, runtimeTools, skills, artifacts: stagedArtifacts(m, runtimeTools, skills) };
+}
+
+/**
+ * `session_start.runtime_artifacts`: the operator's artifacts in `artifacts:` order (tools,
+ * hooks, then skills as the manifest groups them), then what appeared at staging by name.
+ */
+function stagedArtifacts(
+  m: Manifest,
+  runtimeTools: CommandToolConfig[],
+  skills: SkillShelf,
+): RuntimeArtifactField[] {
+  const entry = (
+    name: string,
+    version: string,
+    runtime: RuntimeArtifactField["runtime"],
+    origin: RuntimeArtifactField["origin"],
+  ): RuntimeArtifactField => ({ name, version, runtime, origin });
+  return [
+    ...m.tools.flatMap((t) =>
+      t.kind === "command" && t.artifact
+        ? [entry(t.name, t.artifact.version, "tool", "operator")]
+        : []
+    ),
+    ...m.hooks.flatMap((h) =>
+      h.artifact ? [entry(h.name, h.artifact.version, "hook", "operator")] : []
+    ),
+    ...(m.skills ?? []).map((sk) => entry(sk.name, sk.version, "skill", "operator")),
+    ...runtimeTools.map((t) => entry(t.name, t.artifact?.version ?? "runtime", "tool", "runtime")),
+    ...skills.list().filter((sk) => sk.skill.origin === "runtime").map((sk) =>
+      entry(sk.name, sk.version, "skill", "runtime")
+    ),
+  ];
 }
 
 /**

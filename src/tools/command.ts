@@ -10,6 +10,7 @@ import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
 import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
 import { resolveOnPath } from "./shell_env.ts";
+import { DOOR_TOKEN_ENV, narrowEnv } from "../artifact_env.ts";
 import {
   type ImageResult,
   notReached,
@@ -101,6 +102,10 @@ export class CommandTool implements Tool {
   readonly #argv: string[];
   /** A packaged tool's own variables (`MURMUR_ARTIFACT_CONFIG`), over mur's environment. */
   readonly #ownEnv: Record<string, string>;
+  /** A tool artifact's `capabilities.env.allow` (absent: mur's environment is not narrowed). */
+  readonly #hostEnv: string[] | undefined;
+  /** A tool artifact's own read-only subtrees, added to the capsule's for its calls. */
+  readonly readOnly: string[];
   readonly #data: boolean;
   readonly #now: () => number;
   readonly #o: CommandToolOptions;
@@ -111,6 +116,8 @@ export class CommandTool implements Tool {
     this.inputSchema = config.inputSchema;
     this.#argv = config.command;
     this.#ownEnv = config.env ?? {};
+    this.#hostEnv = config.hostEnv;
+    this.readOnly = config.readOnly ?? [];
     this.#data = config.output === "data";
     this.#now = o.now ?? Date.now;
     this.#o = o;
@@ -119,7 +126,8 @@ export class CommandTool implements Tool {
   async call(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolResult> {
     const started = this.#now();
     const [program, ...args] = this.#argv;
-    const env = { ...(this.#o.env ?? commandEnv()), ...this.#ownEnv };
+    const host = this.#o.env ?? commandEnv();
+    const env = { ...(this.#hostEnv ? narrowEnv(host, this.#hostEnv) : host), ...this.#ownEnv };
     const resolved = resolveOnPath(program, env.PATH ?? "");
     if (!resolved) {
       return notReached(`tool '${this.name}' cannot run: '${program}' was not found on PATH`);
@@ -216,6 +224,6 @@ function exitOrAbort(status: Promise<unknown>, signal: AbortSignal): Promise<boo
  */
 export function commandEnv(): Record<string, string> {
   const env = Deno.env.toObject();
-  delete env.MURMUR_DOOR_TOKEN;
+  delete env[DOOR_TOKEN_ENV];
   return env;
 }

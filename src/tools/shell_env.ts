@@ -4,19 +4,18 @@
  * name is looked up on `PATH` as a shell would.
  */
 
+import { isRuntimeCredential } from "../artifact_env.ts";
+
 /** The capsule's shell `$HOME`, created on the first call (README "Tools"). */
 export const CAPSULE_HOME = ".capsule-home";
 
 /**
- * Variables the runtime holds for its own use (provider keys, door tokens) that a model-driven
- * shell has no business reading. Everything else of mur's environment is passed on.
+ * mur's environment minus the credential variables (provider keys, door tokens) a model-driven
+ * shell has no business reading (src/artifact_env.ts). Everything else is passed on.
  */
-const CREDENTIAL_ENV = /(_API_KEY|_AUTH_TOKEN|_OAUTH_TOKEN)$|^MURMUR_DOOR_TOKEN$/;
-
-/** mur's environment minus the credential variables a shell must not see. */
 export function shellEnv(): Record<string, string> {
   const env = Deno.env.toObject();
-  for (const k of Object.keys(env)) if (CREDENTIAL_ENV.test(k)) delete env[k];
+  for (const k of Object.keys(env)) if (isRuntimeCredential(k)) delete env[k];
   return env;
 }
 

@@ -177,8 +177,10 @@ export class ToolBox {
     input: Record<string, unknown>,
     workdir: string,
   ): Extract<ToolRefusal, { kind: "read_only" }> | null {
-    if (!this.#readOnly.length) return null;
-    const guard = new ReadOnlyGuard(this.#readOnly, workdir);
+    // A tool artifact may add subtrees of its own (docs/manifest.md "Artifact capabilities").
+    const own = tool instanceof CommandTool ? tool.readOnly : [];
+    if (!this.#readOnly.length && !own.length) return null;
+    const guard = new ReadOnlyGuard([...this.#readOnly, ...own], workdir);
     const shell = tool instanceof ShellTool;
     let hit;
     if (shell) {
@@ -186,10 +188,14 @@ export class ToolBox {
       hit = guard.checkShell(tool.name, input.command, tool.interpreter);
     } else hit = guard.checkInput(input, tool.inputSchema);
     if (!hit) return null;
+    const capsule = new ReadOnlyGuard(this.#readOnly, workdir).rules.includes(hit.rule);
     const reason =
       `refused: this ${tool.name} call would write to '${hit.path}' (${hit.signal}), ` +
-      `which is inside the read-only path '${hit.rule}' (capabilities.filesystem.read_only). ` +
-      `Nothing was run; write somewhere else instead.`;
+      `which is inside the read-only path '${hit.rule}' (${
+        capsule
+          ? "capabilities.filesystem.read_only"
+          : `the capabilities.filesystem.read_only of artifact '${tool.name}'`
+      }). Nothing was run; write somewhere else instead.`;
     return { kind: "read_only", call: shell ? "shell" : "tool", target: tool.name, ...hit, reason };
   }
 }

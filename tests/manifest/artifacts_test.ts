@@ -62,6 +62,59 @@ Deno.test("inference.system_prompt_artifact: the skill's text is the prompt and 
   assert.equal(m.skills?.[0].promptBound, true);
 });
 
+Deno.test("artifacts: a tool's and a hook's grants load as their processes' narrowing; a hook without one is default-deny", async () => {
+  const { manifest: m } = await load(
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { env: { allow: [A, B] }, filesystem: { read_only: ['./docs/', notes] } } }\n" +
+        "  - { name: wide, source: t, local_source: true }\n" +
+        "  - { name: gate, runtime: hook, source: h, local_source: true }\n" +
+        "  - { name: open, runtime: hook, source: h, local_source: true, capabilities: { env: { allow: [C] } } }\n",
+    ),
+    {},
+    { ...TOOL, ...HOOK },
+  );
+  const tool = (name: string) => m.tools.find((t) => t.name === name);
+  const count = tool("count");
+  assert.ok(count?.kind === "command");
+  assert.deepEqual([count.hostEnv, count.readOnly], [["A", "B"], ["docs", "notes"]]);
+  const wide = tool("wide");
+  assert.ok(wide?.kind === "command");
+  assert.deepEqual([wide.hostEnv, wide.readOnly], [undefined, undefined]);
+  assert.deepEqual(m.hooks.map((h) => [h.name, h.hostEnv]), [["gate", []], ["open", ["C"]]]);
+});
+
+/** A config whose compact JSON is exactly `bytes` long, its text 3-byte characters to the end. */
+function configOfBytes(bytes: number): string {
+  // {"t":"…"} is 8 bytes around the text; the text is ASCII to make the rest a multiple of 3.
+  const room = bytes - 8;
+  const text = "x".repeat(room % 3) + "語".repeat(Math.floor(room / 3));
+  return JSON.stringify({ t: text });
+}
+
+Deno.test("artifacts: config is measured in UTF-8 bytes: 65,536 bytes of multi-byte text load, 65,537 do not", async () => {
+  const at = (bytes: number) =>
+    art(`  - { name: count, source: t, local_source: true, config: ${configOfBytes(bytes)} }\n`);
+  const exact = configOfBytes(65_536);
+  assert.equal(new TextEncoder().encode(exact).length, 65_536);
+  // In characters it is a third of that: a count of characters would let far more through.
+  assert.ok(exact.length < 22_000);
+  const { manifest: m } = await load(at(65_536), {}, TOOL);
+  const tool = m.tools.find((t) => t.name === "count");
+  assert.ok(tool?.kind === "command");
+  assert.equal(tool.env?.MURMUR_ARTIFACT_CONFIG, exact);
+  await assert.rejects(
+    () => load(at(65_537), {}, TOOL),
+    (e: Error & { code?: string }) => {
+      assert.equal(e.code, "E-CAP-010");
+      assert.match(
+        e.message,
+        /^artifacts\[0\]\.config: is 65537 bytes as JSON; MURMUR_ARTIFACT_CONFIG holds at most 65536$/,
+      );
+      return true;
+    },
+  );
+});
+
 type Case = [yaml: string, code: string, message: string, files?: Record<string, string>];
 
 const CASES: Case[] = [
@@ -141,12 +194,106 @@ const CASES: Case[] = [
       "  - { name: tabs, runtime: skill, source: s, capabilities: { shell: { allow: [ls] } } }\n",
     ),
     "E-MAN-003",
-    "artifacts[0].capabilities: a skill runs nothing, so it takes no capabilities",
+    "artifacts[0].capabilities: a skill runs no process, so it takes no capabilities",
   ],
   [
-    art("  - { name: count, source: t, local_source: true, capabilities: {} }\n"),
+    art("  - { name: tabs, runtime: skill, source: s, capabilities: {} }\n"),
     "E-MAN-003",
-    "artifacts[0].capabilities: per-artifact capabilities are not supported: mur runs a packaged tool as a command under the capsule's own capabilities:",
+    "artifacts[0].capabilities: a skill runs no process, so it takes no capabilities",
+  ],
+  [
+    art("  - { name: count, source: t, local_source: true, capabilities: [env] }\n"),
+    "E-MAN-003",
+    "artifacts[0].capabilities: must be a mapping (a tool artifact's capabilities take env.allow and filesystem.read_only)",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { network: { allow: [example.com] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.network: not supported on an artifact: mur does not confine a process's network (it runs as a command on the host); a tool artifact's capabilities take env.allow and filesystem.read_only",
+  ],
+  [
+    art(
+      "  - { name: gate, runtime: hook, source: h, local_source: true, capabilities: { task_io: { read: true } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.task_io: not supported on an artifact: mur hands a hook its event on stdin; there is no task_io grant to read more; a hook artifact's capabilities take env.allow",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { shell: { allow: [ls] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.shell: not supported on an artifact: shell tools are the capsule's own (capabilities.shell.allow); a tool artifact's capabilities take env.allow and filesystem.read_only",
+  ],
+  [
+    art("  - { name: count, source: t, local_source: true, capabilities: { colour: red } }\n"),
+    "E-MAN-003",
+    "artifacts[0].capabilities.colour: unknown key; a tool artifact's capabilities take env.allow and filesystem.read_only",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { env: { deny: [X] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.env.deny: unknown key; a tool artifact's capabilities take env.allow and filesystem.read_only",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { env: { allow: HOME } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.env.allow: must be a list of environment variable names",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { env: { allow: [OK, 'AWS_*'] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.env.allow[1]: 'AWS_*' is not an environment variable name (letters, digits and '_', not starting with a digit; no patterns)",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { env: { allow: [MURMUR_DOOR_TOKEN] } } }\n",
+    ),
+    "E-CAP-016",
+    "artifacts[0].capabilities.env.allow[0]: 'MURMUR_DOOR_TOKEN' widens the artifact's grant beyond the capsule's: mur hands the door token to no process it spawns",
+  ],
+  [
+    art(
+      "  - { name: gate, runtime: hook, source: h, local_source: true, capabilities: { env: { allow: [HOME, OPENAI_API_KEY] } } }\n",
+    ),
+    "E-CAP-016",
+    "artifacts[0].capabilities.env.allow[1]: 'OPENAI_API_KEY' widens the artifact's grant beyond the capsule's: mur hands no hook a credential the runtime holds (*_API_KEY, *_AUTH_TOKEN, *_OAUTH_TOKEN)",
+  ],
+  [
+    art(
+      "  - { name: gate, runtime: hook, source: h, local_source: true, capabilities: { filesystem: { read_only: [docs] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.filesystem: not supported on a hook artifact: the read-only check reads tool calls, and a hook's command is not one; a hook artifact's capabilities take env.allow",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { filesystem: { scope: src } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.filesystem.scope: not supported on an artifact: mur does not confine a process to a subtree; a tool artifact's capabilities take env.allow and filesystem.read_only",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { filesystem: { read_only: [docs, ../up] } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.filesystem.read_only[1]: '../up' must stay inside the workdir (no '..')",
+  ],
+  [
+    art(
+      "  - { name: count, source: t, local_source: true, capabilities: { filesystem: { read_only: /etc } } }\n",
+    ),
+    "E-MAN-003",
+    "artifacts[0].capabilities.filesystem.read_only: must be a list of workdir-relative subtrees",
   ],
   [
     art("  - { name: count, source: t, local_source: true, gateway: { endpoint: x } }\n"),
