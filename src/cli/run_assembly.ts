@@ -5,6 +5,7 @@
  * failures leave least behind: a per-turn driver before the workdir, MURMUR.md and the door before
  * the session begins (a port in use fails the launch with an empty trace).
  */
+import { dataArtifact } from "../session/published_files.ts";
 import { startDoor } from "../door/server.ts";
 import { createDriver } from "../drivers/mod.ts";
 import type { AnyDriver } from "../drivers/types.ts";
@@ -224,6 +225,11 @@ function commandHooks(
     warn,
     timeoutMs: hookTimeoutMs(env),
     onCall: otel ? (call) => otel.hookCall(call) : undefined,
+    publishData: (taskId, hook, value) => {
+      const registry = session().registry;
+      const task = registry.get(taskId);
+      if (task) registry.publish(task, dataArtifact(task.published.length, hook, value));
+    },
   });
 }
 

@@ -57,6 +57,11 @@ export interface CommandHooksOptions {
   queueCapacity?: number;
   /** Hears every finished call (the OpenTelemetry export's hook spans). */
   onCall?: (call: HookCallRecord) => void;
+  /**
+   * Publishes an `output: data` hook's answer as a data artifact of the task (the session's
+   * registry, src/session/registry.ts `publish`); absent: such answers are logged and dropped.
+   */
+  publishData?: (taskId: string, hook: string, value: Record<string, unknown>) => void;
 }
 
 /** What one binding does with its hooks' calls; true from either stops the dispatch. */
@@ -138,6 +143,13 @@ export class CommandHooks implements Hooks {
       failed: (h, reason) => this.#failed(h, reason, "the turn goes on"),
       answered: (h, arm) => {
         if (arm.arm !== "artifact" || !this.#honoured(h, arm)) return;
+        if (h.output === "data") {
+          // docs/hooks.md "Data artifacts": the task's artifact, not a frame of the turn.
+          if (this.#o.publishData && ev.task_id) {
+            this.#o.publishData(ev.task_id, h.name, arm.json);
+          } else this.#log(h).line("on-inference: a data artifact with no task to publish it to");
+          return;
+        }
         frames.push(artifactFrame({
           toolName: h.name,
           content: JSON.stringify(arm.json),

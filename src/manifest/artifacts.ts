@@ -10,7 +10,7 @@ import { z } from "zod";
 import { resolve } from "../paths.ts";
 import { pathError } from "../path_errors.ts";
 import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
-import { hookPairProblem } from "./checks.ts";
+import { hookOutputProblem, hookPairProblem } from "./checks.ts";
 import { artifactGrant } from "./artifact_grants.ts";
 import {
   command,
@@ -63,6 +63,7 @@ const hookManifestSchema = mapping({
     "deny",
   ]).optional(),
   command: command(),
+  output: oneOf(["text", "data"]).optional(),
 });
 
 export interface ReadArtifacts {
@@ -208,7 +209,8 @@ async function readHookManifest(
     );
   }
   const version = doc.version ?? id.version;
-  const problem = hookPairProblem(doc.binding, doc.commit_policy, doc.execution_mode);
+  const problem = hookPairProblem(doc.binding, doc.commit_policy, doc.execution_mode) ??
+    hookOutputProblem(doc.binding, doc.execution_mode, doc.output);
   if (problem) {
     throw new MurError("E-MAN-003", `hook ${id.name}@${version} invalid config: ${problem}`);
   }
@@ -219,6 +221,7 @@ async function readHookManifest(
     commitPolicy: doc.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(doc.command, folder, `${label}: command`),
     artifact: { version, origin: "operator" },
+    ...(doc.output === "data" && { output: "data" as const }),
   };
 }
 

@@ -244,7 +244,8 @@ function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void 
         } must be letters, digits, '.', '_' or '-', starting with a letter or digit`,
       ));
     }
-    const problem = hookPairProblem(hook.binding, hook.commit_policy, hook.execution_mode);
+    const problem = hookPairProblem(hook.binding, hook.commit_policy, hook.execution_mode) ??
+      hookOutputProblem(hook.binding, hook.execution_mode, hook.output);
     if (problem) fail(invalid(at, problem));
   });
   const names = hooks.map((h) => h.name);
@@ -253,6 +254,27 @@ function checkHooks(hooks: NonNullable<ManifestDoc["hooks"]>, fail: Fail): void 
     (i, j) =>
       fail(invalid(`hooks[${j}]`, `${show(names[j])} is declared twice (also hooks[${i}])`)),
   );
+}
+
+/**
+ * `output: data` (docs/hooks.md "Data artifacts"): only an answer that can become an artifact can
+ * be data, and only a blocking `on-inference` hook's `artifact` answer is one.
+ */
+export function hookOutputProblem(
+  binding: HookBinding | undefined,
+  executionMode: "blocking" | "async" | undefined,
+  output: "text" | "data" | undefined,
+): string | null {
+  if (output !== "data") return null;
+  if (binding !== "on-inference") {
+    return `output 'data' needs binding: on-inference (only a blocking on-inference hook's artifact answer is published)${
+      binding ? `, not '${binding}'` : ""
+    }`;
+  }
+  if (executionMode === "async") {
+    return "output 'data' needs execution_mode: blocking (an async hook's answer has no task turn to join)";
+  }
+  return null;
 }
 
 /**

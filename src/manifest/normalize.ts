@@ -266,5 +266,6 @@ async function hook(
     executionMode: h.execution_mode ?? DEFAULTS.executionMode,
     commitPolicy: h.commit_policy ?? DEFAULTS.commitPolicy,
     command: await argv(h.command, dir, `hooks[${i}].command`),
+    ...(h.output === "data" && { output: "data" as const }),
   };
 }

@@ -427,6 +427,7 @@ const hookSchema = mapping({
   execution_mode: oneOf(["blocking", "async"]).optional(),
   commit_policy: oneOf(COMMIT_POLICIES).optional(),
   command: command(),
+  output: oneOf(["text", "data"]).optional(),
 });
 
 /**

@@ -234,6 +234,11 @@ export interface HookConfig {
   hostEnv?: string[];
   /** Set on a hook artifact (an `artifacts:` entry with `runtime: hook`): its version. */
   artifact?: ArtifactOrigin;
+  /**
+   * `output: data`: its `artifact` answer is published as a `data` artifact of the task instead
+   * of an `artifact` frame (docs/hooks.md "Data artifacts").
+   */
+  output?: "data";
 }
 
 /** A hook as one binding fires it: an unbound hook takes the binding of the event it is called for. */

@@ -7,6 +7,20 @@
  */
 import type { Artifact } from "../a2a/types.ts";
 
+/**
+ * A JSON value published as a `data` part (a tool or hook declared `output: data`), numbered after
+ * what the task published before it.
+ */
+export function dataArtifact(published: number, name: string, value: unknown): PublishedFile {
+  return {
+    artifact: {
+      artifactId: `data-${published + 1}`,
+      name,
+      parts: [{ data: value, mediaType: "application/json" }],
+    },
+  };
+}
+
 export interface PublishedFile {
   readonly artifact: Artifact;
   /** The session's copy of a `url` file's bytes (absent for inline files and data). */

@@ -9,6 +9,7 @@
  * writes the `tool_call` / `shell` lines and hands a detached shell to the session; `observe`
  * runs the observer hooks. The same pipeline serves an http turn and a harness's bridge call.
  */
+import { dataArtifact } from "./published_files.ts";
 import type { ToolCall, ToolResultMessage } from "../drivers/types.ts";
 import type { ToolCallEvent } from "./hooks_api.ts";
 import type { AttachmentRef } from "../events/frames.ts";
@@ -198,13 +199,10 @@ export class ToolPipeline implements CallRunner {
     if (refusal && refusal.kind !== "missing_fields") return;
     if (result.data) {
       // A tool declared `output: data`: its JSON is also the task's artifact, as a data part.
-      this.d.registry.publish(task, {
-        artifact: {
-          artifactId: `data-${task.published.length + 1}`,
-          name: c.call.name,
-          parts: [{ data: result.data.value, mediaType: "application/json" }],
-        },
-      });
+      this.d.registry.publish(
+        task,
+        dataArtifact(task.published.length, c.call.name, result.data.value),
+      );
     }
     sink.artifact({
       toolName: c.call.name,

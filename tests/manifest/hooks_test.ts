@@ -103,3 +103,42 @@ Deno.test("hook defaults: blocking, commit_policy none; declaration order kept",
     ["a", "blocking", "none"],
   ]);
 });
+
+Deno.test("output: data is a blocking on-inference hook's; anywhere else E-MAN-003", async (t) => {
+  const yaml = (binding: string | null, mode: string) =>
+    `${BASE}hooks:\n  - name: gate\n${binding ? `    binding: ${binding}\n` : ""}` +
+    `    execution_mode: ${mode}\n    output: data\n    command: [x]\n`;
+  await t.step("on-inference blocking loads", async () => {
+    const { manifest } = await load(yaml("on-inference", "blocking"));
+    assert.equal(manifest.hooks[0].output, "data");
+  });
+  await t.step("output: text (the default) leaves it unset", async () => {
+    const { manifest } = await load(
+      `${BASE}hooks:\n  - name: gate\n    binding: on-inference\n    output: text\n    command: [x]\n`,
+    );
+    assert.equal(manifest.hooks[0].output, undefined);
+  });
+  for (const binding of BINDINGS.filter((b) => b !== "on-inference")) {
+    await t.step(`${binding} → E-MAN-003`, async () => {
+      await loadError(
+        yaml(binding, "blocking"),
+        "E-MAN-003",
+        `hooks[0] (gate): output 'data' needs binding: on-inference (only a blocking on-inference hook's artifact answer is published), not '${binding}'`,
+      );
+    });
+  }
+  await t.step("unbound → E-MAN-003", async () => {
+    await loadError(
+      yaml(null, "blocking"),
+      "E-MAN-003",
+      "hooks[0] (gate): output 'data' needs binding: on-inference (only a blocking on-inference hook's artifact answer is published)",
+    );
+  });
+  await t.step("async → E-MAN-003", async () => {
+    await loadError(
+      yaml("on-inference", "async"),
+      "E-MAN-003",
+      "hooks[0] (gate): output 'data' needs execution_mode: blocking (an async hook's answer has no task turn to join)",
+    );
+  });
+});
