@@ -344,12 +344,17 @@ export type MessagePart = MessageParams["parts"][number];
 /** The params as read, or the refusal's message (the first issue's). */
 export type Parsed<M extends SpecMethod> =
   | { ok: true; params: ParamsOf<M> }
-  | { ok: false; message: string };
+  | {
+    ok: false;
+    message: string; /** Where the first issue is: `["configuration", …]`. */
+    path: PropertyKey[];
+  };
 
 export function parseParams<M extends SpecMethod>(method: M, raw: unknown): Parsed<M> {
   const r = methodParams()[method].safeParse(raw);
   if (r.success) return { ok: true, params: r.data as ParamsOf<M> };
-  return { ok: false, message: issueMessage(r.error.issues[0]) };
+  const issue = r.error.issues[0];
+  return { ok: false, message: issueMessage(issue), path: issue.path };
 }
 
 /** A part's kind issue names its part; every other message is whole already. */

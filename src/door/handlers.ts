@@ -23,10 +23,18 @@ import {
   deletePushConfig,
   getPushConfig,
   listPushConfigs,
+  pushOf,
 } from "./push_methods.ts";
 import { parseParams } from "../a2a/spec.ts";
-import { invalidParams } from "./jsonrpc.ts";
-import { sendStreaming, type StreamRequest, subscribeToTask, watchSession } from "./streams.ts";
+import { invalidParams, param, taskNotFound } from "./jsonrpc.ts";
+import { routeMessage } from "./send.ts";
+import {
+  refuseStreamsWithoutTasks,
+  sendStreaming,
+  type StreamRequest,
+  subscribeToTask,
+  watchSession,
+} from "./streams.ts";
 
 /**
  * Every method a door can serve: the scoped ones, and the extended card of an authenticated door
@@ -89,6 +97,48 @@ export function isRpcMethod(method: string): method is RpcMethod {
 }
 
 /**
+ * What a method answers before its params are read, or when they are refused, so that its
+ * refusals come in the order docs/protocol.md "Refusals" gives: a stream from a capsule that takes
+ * no tasks is refused whatever its params; a push method's task that does not exist is not found
+ * before its other params are read; a message's own refusals (a raw part, a task it cannot go to)
+ * come before its configuration's.
+ */
+const BEFORE_PARAMS: Partial<Record<RpcMethod, (ctx: CallContext) => void>> = {
+  SendStreamingMessage: refuseStreamsWithoutTasks,
+  CreateTaskPushNotificationConfig: (ctx) => pushOf(ctx),
+  GetTaskPushNotificationConfig: (ctx) => pushOf(ctx),
+  ListTaskPushNotificationConfigs: (ctx) => pushOf(ctx),
+  DeleteTaskPushNotificationConfig: (ctx) => pushOf(ctx),
+};
+
+type Refused = { message: string; path: PropertyKey[] };
+
+const ON_REFUSED: Partial<Record<RpcMethod, (ctx: CallContext, raw: unknown, r: Refused) => void>> =
+  {
+    SendMessage: messageFirst("SendMessage"),
+    SendStreamingMessage: messageFirst("SendStreamingMessage"),
+    GetTaskPushNotificationConfig: pushTaskFirst,
+    ListTaskPushNotificationConfigs: pushTaskFirst,
+    DeleteTaskPushNotificationConfig: pushTaskFirst,
+  };
+
+/** A configuration's refusal waits for the message's own: the message is read and routed first. */
+function messageFirst(method: "SendMessage" | "SendStreamingMessage") {
+  return (ctx: CallContext, raw: unknown, r: Refused) => {
+    if (r.path[0] !== "configuration" || typeof raw !== "object" || raw === null) return;
+    const message = parseParams(method, { message: (raw as Record<string, unknown>).message });
+    if (message.ok) routeMessage(ctx, message.params.message);
+  };
+}
+
+/** A push method names a task first: one that is not there is not found, whatever else is wrong. */
+function pushTaskFirst(ctx: CallContext, raw: unknown, r: Refused) {
+  if (r.path[0] === "taskId" || typeof raw !== "object" || raw === null) return;
+  const taskId = param(raw as Record<string, unknown>, "taskId");
+  if (typeof taskId === "string" && !ctx.session.registry.get(taskId)) throw taskNotFound(taskId);
+}
+
+/**
  * Calls `method`'s handler with its params read by its spec, or answers the spec's refusal as
  * invalid params (the one place a params issue becomes an RpcError, in either binding).
  */
@@ -96,8 +146,12 @@ export function callMethod<M extends RpcMethod>(
   method: M,
   call: Omit<RpcCall<M>, "params">,
 ): Response | Promise<Response> {
+  BEFORE_PARAMS[method]?.(call.ctx);
   const read = parseParams(method, call.stream.params);
-  if (!read.ok) throw invalidParams(read.message);
+  if (!read.ok) {
+    ON_REFUSED[method]?.(call.ctx, call.stream.params, read);
+    throw invalidParams(read.message);
+  }
   // The table pairs each method with its handler; the compiler cannot follow the pair through M.
   const handler = HANDLERS[method] as Handler<M>;
   return handler({ ...call, params: read.params });

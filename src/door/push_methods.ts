@@ -42,7 +42,8 @@ async function asRpcAsync<T>(f: () => Promise<T>): Promise<T> {
   }
 }
 
-function pushOf(ctx: CallContext): PushNotifications {
+/** The session's push notifications, or PushNotificationNotSupported when push is off. */
+export function pushOf(ctx: CallContext): PushNotifications {
   if (!ctx.push) throw pushNotSupported();
   return ctx.push;
 }

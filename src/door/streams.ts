@@ -92,16 +92,21 @@ function oneEvent(req: StreamRequest, result: StreamResponse, ext: string[]): Re
   );
 }
 
-export async function sendStreaming(
-  ctx: CallContext,
-  req: StreamRequest,
-  params: ParamsOf<"SendStreamingMessage">,
-): Promise<Response> {
+/** A capsule that takes no tasks does not stream (answered before the params are read). */
+export function refuseStreamsWithoutTasks(ctx: CallContext): void {
   if (!ctx.session.acceptsTasks) {
     throw unsupported(
       "this capsule does not stream: its lifecycle.task_acceptance is none, so it takes no tasks",
     );
   }
+}
+
+export async function sendStreaming(
+  ctx: CallContext,
+  req: StreamRequest,
+  params: ParamsOf<"SendStreamingMessage">,
+): Promise<Response> {
+  refuseStreamsWithoutTasks(ctx);
   const routed = routeMessage(ctx, params.message);
   const ext = routed.msg.usedDoorExtension ? [DOOR_URI] : [];
   const history = params.configuration?.historyLength;
