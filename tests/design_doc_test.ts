@@ -1,6 +1,7 @@
 /**
  * docs/design.md stays a true map: every `src/`, `tests/` and `scripts/` path it names exists in
- * the repository. And no comment in src/ or docs/design.md cites what a clone of the repository
+ * the repository, and every file it names in a code span; the README and the other guides name
+ * only paths that exist too. And no comment in src/ or docs/design.md cites what a clone of the repository
  * does not have (the specification folders, facts files, issue numbers): comments point at docs/
  * and README sections instead.
  */
@@ -65,6 +66,24 @@ Deno.test("docs/design.md: every file it names in a code span is a file of the r
   const named = namedFiles(text);
   assert.ok(named.length > 60, `only ${named.length} names found`);
   const missing = named.filter((n) => !files.some((f) => f === n || f.endsWith(`/${n}`)));
+  assert.deepEqual(missing, []);
+});
+
+/** Paths a guide names in another repository (the A2A conformance kit's test folder). */
+const ELSEWHERE = new Set(["tests/compatibility/"]);
+
+Deno.test("README.md and every docs/ guide: each src/, tests/ and scripts/ path named exists", async () => {
+  const guides = ["README.md"];
+  for await (const e of Deno.readDir(new URL("docs/", ROOT))) {
+    if (e.isFile && e.name.endsWith(".md")) guides.push(`docs/${e.name}`);
+  }
+  const missing: string[] = [];
+  for (const g of guides.sort()) {
+    const text = await Deno.readTextFile(new URL(g, ROOT));
+    for (const p of namedPaths(text)) {
+      if (!ELSEWHERE.has(p) && !(await exists(p))) missing.push(`${g}: ${p}`);
+    }
+  }
   assert.deepEqual(missing, []);
 });
 
