@@ -118,7 +118,7 @@ async function readResume(plan: LaunchPlan, from: string): Promise<ResumePlan> {
  * door's requests through.
  */
 async function start(c: Capsule, resume: ResumePlan | undefined) {
-  const { session, plan } = c;
+  const { session } = c;
   await session.begin({});
   if (c.taskText !== null) session.launch(c.taskText);
   if (resume && resume.lost.length > 0) {
