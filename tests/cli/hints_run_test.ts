@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { stringify } from "yaml";
 import { until } from "../helpers/until.ts";
+import { startProcess } from "../helpers/mur.ts";
 
 const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 /** The PATH of a machine with Node and npm and nothing else (no `deno`): README's fresh machine. */
@@ -33,36 +34,24 @@ function userEnv(home: string, more: Record<string, string> = {}): Record<string
   };
 }
 
-/** `line` through `sh -c` in `cwd`; killed (its group) after 120 s so a hang fails the test. */
+/**
+ * `line` through `sh -c` in `cwd`, in a session of its own under exactly `env`, through the one
+ * launcher (tests/helpers/mur.ts); killed (its group) after 120 s so a hang fails the test.
+ */
 function shell(line: string, cwd: string, env: Record<string, string>) {
-  const child = new Deno.Command("setsid", {
-    args: ["sh", "-c", line],
-    cwd,
-    env,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const kill = () => {
-    try {
-      Deno.kill(-child.pid, "SIGKILL");
-    } catch { /* gone */ }
+  const p = startProcess(["sh", "-c", line], { cwd, env, clearEnv: true, setsid: true });
+  const result: Promise<Ran> = p.end(120_000).then(({ code, stdout, stderr }) => ({
+    code,
+    stdout,
+    stderr,
+  }));
+  result.catch(() => {}); // a caller that kills it and never awaits this is not unhandled
+  return {
+    result,
+    kill: () => p.kill("SIGKILL"),
+    stdout: () => p.out.text(),
+    stderr: () => p.err.text(),
   };
-  const timer = setTimeout(kill, 120_000);
-  const dec = new TextDecoder();
-  let out = "", err = "";
-  const outDone = child.stdout.pipeTo(
-    new WritableStream({ write: (c) => void (out += dec.decode(c, { stream: true })) }),
-  );
-  const errDone = child.stderr.pipeTo(
-    new WritableStream({ write: (c) => void (err += dec.decode(c, { stream: true })) }),
-  );
-  const result: Promise<Ran> = Promise.all([child.status, outDone, errDone]).then(([s]) => {
-    clearTimeout(timer);
-    return { code: s.code, stdout: out, stderr: err };
-  });
-  return { result, kill, stdout: () => out, stderr: () => err };
 }
 
 const run = (line: string, cwd: string, env: Record<string, string>) =>

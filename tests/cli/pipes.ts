@@ -8,7 +8,7 @@ import { ok as assert } from "node:assert/strict";
 import { type Capsule, startCapsule } from "../helpers/capsule.ts";
 import { readSse, streamRequest } from "../helpers/sse.ts";
 import { until } from "../helpers/until.ts";
-import { type Lines, murArgv, startProcess } from "../helpers/mur.ts";
+import { baseEnv, type Lines, murArgv, startProcess } from "../helpers/mur.ts";
 
 /** One line of the tool's output; 600 of them pass the shell tool's 16 KiB cap. */
 export const TOOL_LINE = 'ligne — 東京 ✓ "quoted"\ttab \\ back';
@@ -195,7 +195,12 @@ export function start(
   /** Leave stdout unread until this settles (a reader that stalls). */
   readStdoutAfter?: Promise<unknown>,
 ): Running {
-  const p = startProcess(argv, { env, clearEnv: true, setsid: true, readStdoutAfter });
+  const p = startProcess(argv, {
+    env: { ...baseEnv(), ...env },
+    clearEnv: true,
+    setsid: true,
+    readStdoutAfter,
+  });
   const result = p.end(timeoutMs).then((e) => ({
     code: e.code,
     stdout: e.stdout,

@@ -23,9 +23,9 @@ export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 export interface MurOptions {
   /** mur's own arguments, e.g. `["run", "--manifest", dir, "--json"]`. */
   args: string[];
-  /** Added to the test's own environment (or, with `clearEnv`, all there is besides PATH…). */
+  /** Added to the test's own environment (with `clearEnv`, all there is). */
   env?: Record<string, string>;
-  /** Only `env` plus PATH, HOME, DENO_DIR and TMPDIR: nothing leaks in from the test's env. */
+  /** Only `env`: nothing leaks in from the test's environment (baseEnv() has what deno needs). */
   clearEnv?: boolean;
   /** The script `deno run` starts instead of main.ts (a test's wrapper around the same entry). */
   entry?: string;
@@ -113,7 +113,7 @@ export function startProcess(argv: string[], o: ProcessOptions = {}): Mur {
   const [cmd, ...args] = o.setsid ? ["setsid", ...argv] : argv;
   const proc = new Deno.Command(cmd, {
     args,
-    env: o.clearEnv ? { ...baseEnv(), ...o.env } : o.env,
+    env: o.env,
     clearEnv: o.clearEnv,
     cwd: o.cwd,
     stdin: "null",
