@@ -272,7 +272,7 @@ Deno.test("http1: an https:// address is spoken over TLS (a test CA trusted thro
   const dir = await Deno.makeTempDir();
   try {
     const ssl = async (...args: string[]) => {
-      const o = await new Deno.Command("openssl", {
+      const o = await new Deno.Command(Deno.env.get("MUR_OPENSSL") ?? "openssl", {
         args,
         cwd: dir,
         stdout: "null",
