@@ -4,6 +4,7 @@
  * body, the headers the door reads, the door's answer streamed back as it comes. The capsule's
  * door checks the token again; the edge adds nothing and keeps nothing.
  */
+import { rebaseStream } from "./rebase_stream.ts";
 
 /** Request headers the door reads (docs/protocol.md; README "The door"). */
 const PASSED = [
@@ -36,6 +37,8 @@ export async function forward(
   req: Request,
   to: Forwarded,
   unreachable: (message: string) => Response,
+  /** Published files' urls naming the door → naming the edge (rebase_stream.ts). */
+  rebase?: { from: string; to: string },
 ): Promise<Response> {
   const headers = new Headers();
   for (const h of PASSED) {
@@ -60,7 +63,10 @@ export async function forward(
     const v = res.headers.get(h);
     if (v !== null) out.set(h, v);
   }
-  return new Response(res.body, { status: res.status, headers: out });
+  const body = rebase && res.body
+    ? res.body.pipeThrough(rebaseStream(rebase.from, rebase.to))
+    : res.body;
+  return new Response(body, { status: res.status, headers: out });
 }
 
 /** A GET the capsule's door answers with bytes (an attachment), passed through as it comes. */

@@ -16,7 +16,8 @@ import { activates, lastEventId, sseResponse } from "../door/sse_response.ts";
 import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { openView } from "../events/view.ts";
 import type { SessionMirror } from "./mirror.ts";
-import { cardFor, type SessionMeta } from "./session_facts.ts";
+import { cardFor, filesAt, type SessionMeta } from "./session_facts.ts";
+import type { WireRebase } from "../events/wire.ts";
 
 /** A cursor the mirror has not reached yet: it may still be on its way from the capsule. */
 const CATCH_UP_MS = 1000;
@@ -71,6 +72,11 @@ function idParam(c: EdgeCall, method: string): string {
   return id;
 }
 
+/** The stream's published files named through this edge (docs/protocol.md "Files and data"). */
+function rebaseOf(c: EdgeCall): WireRebase {
+  return { key: c.session.base, rewrite: filesAt(c.session.meta.door, c.session.base) };
+}
+
 async function watchSession(c: EdgeCall): Promise<Response> {
   const m = await c.session.mirror();
   const body = openView({
@@ -82,6 +88,7 @@ async function watchSession(c: EdgeCall): Promise<Response> {
     conversationMode: c.session.meta.conversationMode,
     lastEventId: await cursorOf(m, c.headers),
     warn: c.warn,
+    rebase: rebaseOf(c),
   });
   return sseResponse(body, [DOOR_URI, STREAM_URI]);
 }
@@ -121,6 +128,7 @@ async function subscribeToTask(c: EdgeCall): Promise<Response> {
     opening: { task },
     lastEventId: requested ?? mark,
     warn: c.warn,
+    rebase: rebaseOf(c),
   });
   return sseResponse(body, activated ? [STREAM_URI] : []);
 }

@@ -148,6 +148,10 @@ export class SessionMirror implements Followed {
       }
       if (item.kind !== "event") continue;
       const e = item.event;
+      // A published file's artifactUpdate names the capsule's door: views rebase it (wire.ts).
+      if (e.activated.startsWith('{"artifactUpdate"') && e.activated.includes("/files/")) {
+        e.files = true;
+      }
       if (this.log.appendMirrored(e) === null) continue;
       if (e.standard) this.#track(e.taskId, e.state, e.terminal, e.inputRequired, e);
     }

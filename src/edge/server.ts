@@ -30,6 +30,7 @@ import { edgePageFile, serveEdgePage } from "./page.ts";
 import {
   cardFor,
   filesAt,
+  filesPrefixes,
   pageWithHistory,
   readMeta,
   readTask,
@@ -133,7 +134,13 @@ export function startEdge(o: EdgeOptions): Edge {
         heartbeatMs: o.heartbeatMs,
         warn: o.warn,
         forward: () =>
-          forward(s.session.meta.door, s.req, to, (m) => refuse(rpcError("internalError", m))),
+          forward(
+            s.session.meta.door,
+            s.req,
+            to,
+            (m) => refuse(rpcError("internalError", m)),
+            filesPrefixes(s.session.meta.door, s.session.base),
+          ),
       });
     } catch (e) {
       if (e instanceof RpcError) return refuse(e);

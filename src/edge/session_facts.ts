@@ -92,9 +92,16 @@ async function withHistory(
 export type Rewrite = (json: string) => string;
 
 export function filesAt(door: string, base: string): Rewrite {
-  const from = JSON.stringify(`${door.replace(/\/+$/, "")}/files/`).slice(1, -1);
-  const to = JSON.stringify(`${base}/files/`).slice(1, -1);
+  const { from, to } = filesPrefixes(door, base);
   return (json) => json.includes(from) ? json.replaceAll(from, to) : json;
+}
+
+/** The capsule's files prefix and the edge's, as JSON text writes them. */
+export function filesPrefixes(door: string, base: string): { from: string; to: string } {
+  return {
+    from: JSON.stringify(`${door.replace(/\/+$/, "")}/files/`).slice(1, -1),
+    to: JSON.stringify(`${base}/files/`).slice(1, -1),
+  };
 }
 
 /** One task as GetTask answers it, or undefined. */

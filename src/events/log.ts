@@ -49,6 +49,11 @@ export interface LogEntry {
   readonly plain: Uint8Array | null;
   /** The encoded StreamResponse JSON for activated connections. */
   readonly activated: Uint8Array;
+  /**
+   * A mirrored event naming its capsule's published files by url (src/edge/mirror.ts): a wire
+   * with a `rebase` (wire.ts) writes it naming the edge instead.
+   */
+  readonly files?: boolean;
 }
 
 export interface Replay {
@@ -72,6 +77,8 @@ export interface MirroredEvent {
   activated: string;
   /** The plain form when it differs from the activated one; null: the same bytes. */
   plain: string | null;
+  /** It names the capsule's published files by url (LogEntry `files`). */
+  files?: boolean;
 }
 
 export class EventLog {
@@ -165,6 +172,7 @@ export class EventLog {
       idLine: this.#idLine(m.id),
       plain: m.standard ? (m.plain === null ? activated : this.#encode(m.plain)) : null,
       activated,
+      ...(m.files ? { files: true } : {}),
     };
     this.#ring[(m.id - 1) % REPLAY_CAPACITY] = entry;
     for (const sub of this.#subs) sub.offer(entry);

@@ -90,7 +90,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
         ? (e) => e.taskId === taskId
         : (e) => e.taskId === taskId && e.standard,
     );
-    this.#wire = acquireWire(o.log, o.requestId, o.activated);
+    this.#wire = acquireWire(o.log, o.requestId, o.activated, o.rebase);
     try {
       this.#prelude = this.#opening();
     } catch (e) {

@@ -5,6 +5,7 @@
  */
 import type { StreamResponse, TaskState } from "../a2a/types.ts";
 import type { EventLog } from "./log.ts";
+import type { WireRebase } from "./wire.ts";
 
 export type ViewKind = "send" | "subscribe" | "watch";
 
@@ -55,4 +56,6 @@ export interface ViewOptions {
   lastEventId?: number;
   /** stderr line for lagged connections. */
   warn(line: string): void;
+  /** An edge's connection: mirrored events naming published files are rewritten (wire.ts). */
+  rebase?: WireRebase;
 }

@@ -15,6 +15,16 @@ import { envelopeHead } from "../a2a/envelope.ts";
 import type { EventLog, LogEntry } from "./log.ts";
 
 const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+/**
+ * How a wire's connections see the events marked `files`: an edge's connections get published
+ * files' urls naming the edge (src/edge/session_facts.ts `filesAt`). `key` tells wires apart.
+ */
+export interface WireRebase {
+  key: string;
+  rewrite(json: string): string;
+}
 /** The end of a JSON-RPC event: the envelope's `}` and the blank line. */
 export const TAIL = enc.encode("}\n\n");
 /** The end of a bare (HTTP+JSON) event: the blank line. */
@@ -63,7 +73,13 @@ export class Wire {
   #used = 0;
   #nextBlock = MIN_BLOCK;
 
-  constructor(readonly key: string, requestId: EnvelopeId, readonly activated: boolean) {
+  constructor(
+    readonly key: string,
+    requestId: EnvelopeId,
+    readonly activated: boolean,
+    /** Rewrites an event marked `files` (LogEntry) for this wire's connections (an edge's). */
+    readonly rebase?: WireRebase,
+  ) {
     this.head = requestId === null
       ? BARE_HEAD
       : enc.encode(`data: ${envelopeHead(requestId, "result")}`);
@@ -89,7 +105,7 @@ export class Wire {
 
   /** The ring slot holding the event's frame, framing it first if needed; -1: not on this wire. */
   #slot(e: LogEntry): number {
-    const body = this.activated ? e.activated : e.plain;
+    let body = this.activated ? e.activated : e.plain;
     if (!body) return -1;
     const slot = e.id % RECENT;
     if (this.#ids === null) {
@@ -97,6 +113,7 @@ export class Wire {
       this.#starts = new Uint32Array(RECENT);
       this.#lens = new Uint32Array(RECENT);
     } else if (this.#ids[slot] === e.id) return slot;
+    if (e.files && this.rebase) body = enc.encode(this.rebase.rewrite(dec.decode(body)));
     const n = e.idLine.length + this.head.length + body.length + this.tail.length;
     let block: Uint8Array;
     let at: number;
@@ -141,12 +158,14 @@ export function acquireWire(
   log: EventLog,
   requestId: EnvelopeId,
   activated: boolean,
+  rebase?: WireRebase,
 ): Wire {
   let byKey = wires.get(log);
   if (!byKey) wires.set(log, byKey = new Map());
-  const key = (activated ? "a" : "p") + JSON.stringify(requestId);
+  const key = (activated ? "a" : "p") + JSON.stringify(requestId) +
+    (rebase ? ` ${rebase.key}` : "");
   let w = byKey.get(key);
-  if (!w) byKey.set(key, w = new Wire(key, requestId, activated));
+  if (!w) byKey.set(key, w = new Wire(key, requestId, activated, rebase));
   w.refs++;
   return w;
 }
