@@ -7,7 +7,7 @@
  * scripts/install.sh downloads. Without it the binary is `dist/mur` for this machine.
  */
 
-/** The `deno compile --target` values a release ships (README "Installing"). */
+/** The `deno compile --target` values a release ships (docs/installing.md). */
 export const RELEASE_TARGETS = [
   "x86_64-unknown-linux-gnu",
   "aarch64-unknown-linux-gnu",

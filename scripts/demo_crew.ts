@@ -1,5 +1,5 @@
 /**
- * `deno task demo:crew`: a crew on the scripted model (README "Crews"). Launches the formation in
+ * `deno task demo:crew`: a crew on the scripted model (docs/crews.md). Launches the formation in
  * `examples/crew` with `mur run --roster` (a lead and two members), follows the lead live with
  * the real `mur watch` — its two `call-member` calls in one turn, the waiting statuses while the
  * members work, the continuation with both answers — and when the formation ends shows the

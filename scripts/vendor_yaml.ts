@@ -2,7 +2,7 @@
  * `deno run -A scripts/vendor_yaml.ts`: writes vendor/yaml/yaml.js, the `yaml` package's own ES
  * module build (its `browser/` entry) as one file, from the npm package pinned below.
  *
- * Why (issue 18, README "Benchmarks"): under Deno the npm package resolves to its CommonJS build
+ * Why (issue 18, docs/benchmarks.md): under Deno the npm package resolves to its CommonJS build
  * (the `node` condition of its exports comes first), 74 files loaded through Deno's CommonJS
  * loader, which also wakes the Node compatibility layer: about 35 ms of `mur run`'s start (of
  * 190) went there. The ES build bundled into one module loads in about 5 ms. The package's code is

@@ -1,5 +1,5 @@
 /**
- * A bare binary name looked up on a `PATH` string as a shell would (README "Tools"): the tools,
+ * A bare binary name looked up on a `PATH` string as a shell would (docs/tools.md): the tools,
  * the hooks and the manifest's load warnings all ask it, so it sits below all three.
  */
 

@@ -4,7 +4,7 @@
  * (setsid), so killing the group reaches what it forked too.
  *
  * Normal endings stop children one by one (cancel, deadlines). This registry exists for the one
- * way out that cannot wait: a second SIGTERM or SIGINT to `mur run` (README "Running a capsule"),
+ * way out that cannot wait: a second SIGTERM or SIGINT to `mur run` (docs/running.md),
  * which kills every group here before the process exits, so nothing it started is left running
  * reparented to PID 1.
  */

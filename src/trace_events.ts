@@ -128,7 +128,7 @@ interface ToolLines {
     output_bytes: number;
     duration_ms: number;
     status: "ok" | "error";
-    /** Present (true) only when the output the model was shown was cut (README "Tools"). */
+    /** Present (true) only when the output the model was shown was cut (docs/tools.md). */
     truncated?: true;
   };
   /**
@@ -251,7 +251,7 @@ interface SessionLines {
    */
   otel_export: { endpoint: string; spans: number; exported: number; dropped: number };
   /**
-   * Publishing to the cluster's Redis (src/cluster/publisher.ts; README "Beyond one machine"):
+   * Publishing to the cluster's Redis (src/cluster/publisher.ts; docs/edge.md):
    * `down` once when it stops taking events (the session goes on), `up` when it takes them again,
    * with the events that could not be published (edges serve them as `gap` / `lagged`).
    */
@@ -270,7 +270,7 @@ interface SessionLines {
 }
 
 /**
- * Work a task handed off to other capsules (README "Crews"; src/crew/). Every line names the
+ * Work a task handed off to other capsules (docs/crews.md; src/crew/). Every line names the
  * calling task; a call's lines name the member's task too (`member_task_id`), whose own trace has
  * `a2a_task_received.message_id` = `msg_<call_id>`, so the two traces join both ways.
  */
@@ -382,7 +382,7 @@ interface HarnessSessionLines {
   };
 }
 
-/** Push notifications (src/push/, README "Push notifications"). */
+/** Push notifications (src/push/, docs/push.md). */
 interface PushLines {
   /** A push config made (or replaced: same caller, task and id) or deleted; `url` is its origin. */
   push_config: {

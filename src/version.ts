@@ -1,6 +1,6 @@
 /**
  * The runtime's version and the commit it was built from, as `mur --version` and MURMUR.md
- * report them (README "Version").
+ * report them (docs/diagnostics.md "Version").
  *
  * The version is deno.json's `version`. The commit comes from `build_info.json` beside this file,
  * which scripts/build.ts writes just before `deno compile` (and removes after), so a binary

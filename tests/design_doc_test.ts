@@ -142,3 +142,46 @@ Deno.test("the citation check catches each kind it names", () => {
   }
   assert.ok(!OUTSIDE.some((re) => re.test('// docs/protocol.md "Refusals"')));
 });
+
+/** A guide's headings and its bold lead-ins (`**How an edge reads.**`), lower case, marks dropped. */
+function headingsOf(md: string): Set<string> {
+  const out = new Set<string>();
+  let fence = false;
+  for (const line of md.split("\n")) {
+    if (line.startsWith("```")) fence = !fence;
+    const m = /^#{1,6}\s+(.*)$/.exec(line);
+    if (m && !fence) out.add(m[1].trim().replace(/[`*]/g, "").toLowerCase());
+    const lead = /^\*\*([^*]+?)\.?\*\*/.exec(line);
+    if (lead && !fence) out.add(lead[1].replace(/`/g, "").toLowerCase());
+  }
+  return out;
+}
+
+Deno.test('every README "Section" and docs/<guide>.md "Section" a comment cites is a heading there', async () => {
+  const stale: string[] = [];
+  const cache = new Map<string, Set<string>>();
+  const heads = async (file: string) => {
+    if (!cache.has(file)) cache.set(file, headingsOf(await Deno.readTextFile(new URL(file, ROOT))));
+    return cache.get(file)!;
+  };
+  let cited = 0;
+  for (const dir of ["src/", "tests/", "scripts/"]) {
+    for await (const u of sourceFiles(new URL(dir, ROOT))) {
+      if (u.pathname.includes("/fixtures/") || u.pathname.endsWith("/design_doc_test.ts")) continue;
+      const text = await Deno.readTextFile(u);
+      for (const m of text.matchAll(/(README|docs\/[\w-]+\.md)(?:'s)? "([^"\n]+)"/g)) {
+        const file = m[1] === "README" ? "README.md" : m[1];
+        const at = `${u.pathname.slice(ROOT.pathname.length)}: ${m[0]}`;
+        if (!(await exists(file))) {
+          stale.push(`${at} (no ${file})`);
+          continue;
+        }
+        cited++;
+        const want = m[2].replace(/[`*]/g, "").toLowerCase();
+        if (![...(await heads(file))].some((h) => h === want || h.startsWith(want))) stale.push(at);
+      }
+    }
+  }
+  assert.ok(cited > 20, `only ${cited} citations found`);
+  assert.deepEqual(stale, []);
+});

@@ -1,5 +1,5 @@
 /**
- * The docs a user's clone has (README "The references a user relies on"): every relative link in
+ * The docs a user's clone has (README "Guides"): every relative link in
  * README.md and docs/*.md names a file in the repository, and an anchor names a heading of that
  * file; nothing points at the specification folders outside it (`../shared/…`), which a
  * downloaded or cloned `mur` does not have; the README opens with what mur is for and the two

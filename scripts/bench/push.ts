@@ -1,5 +1,5 @@
 /**
- * Push notifications beside a task and a watcher (issue 16, README "Push notifications"): one
+ * Push notifications beside a task and a watcher (issue 16, docs/push.md): one
  * `mur run` with push on; each trial opens a WatchSession, sends a task of N text frames and
  * measures the task's own duration (its `task_end.duration_ms`) and the time from the send to the
  * watcher reading the task's final status, with no push config, with an inline config for the

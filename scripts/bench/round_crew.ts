@@ -1,5 +1,5 @@
 /**
- * The hidden cost of a crew call (issue "Crews"; README "Crews"): one `call-member` round trip on
+ * The hidden cost of a crew call (issue "Crews"; docs/crews.md): one `call-member` round trip on
  * loopback — the caller's tool call → the member takes the task → its answer is in the caller's
  * conversation — against a plain blocking `SendMessage` round trip to the same member from this
  * process. Both capsules are real `mur run`s of scripted capsules (the member answers at once), on

@@ -1,5 +1,5 @@
 /**
- * The edge rows of `deno task bench` (issue 20; README "Beyond one machine"): K watchers of one
+ * The edge rows of `deno task bench` (issue 20; docs/edge.md): K watchers of one
  * session on the capsule's own door, then on one `mur edge`, then spread over three, in one run on
  * one machine, each following the same flood of events from a real capsule publishing to a real
  * `redis-server`. Reported: events delivered per second in total (the fan-out) and per serving
@@ -133,7 +133,7 @@ export async function benchEdges(
     // A steady stream (50 events every 100 ms), the same for every row, below what this machine
     // delivers to 300 readers: a flood beyond that measures who is made to wait — the capsule's
     // own door slows the session that shares its process, an edge keeps pace with Redis and its
-    // slowest readers are told `lagged` (README "Beyond one machine").
+    // slowest readers are told `lagged` (docs/edge.md).
     script: { tasks: [{ turns: [{ steps: paced(n / 50) }] }] },
   });
   const edges: EdgeProc[] = [];

@@ -1,5 +1,5 @@
 /**
- * The Redis rows of `deno task bench` (docs/edge.md "Measured"), each a ratio to a baseline taken
+ * The Redis rows of `deno task bench` (docs/benchmarks.md; BENCHMARKS.md "Beyond one machine: the Redis client"), each a ratio to a baseline taken
  * in the same run:
  *
  * - publish cost: a scripted capsule's CPU per event for a flood with `cluster:` (publishing to a

@@ -1,6 +1,6 @@
 /**
  * A fake Anthropic Messages endpoint for the real Claude Code CLI, offline on loopback
- * (README "Coding-agent CLIs as the model"). Scripted on the last user message:
+ * (docs/process-transport.md). Scripted on the last user message:
  *
  * - "Reply with ONLY the suggestion" (the CLI's prompt-suggestion call) → "Run the test suite"
  * - the last user message holds a `tool_result` → "Tool said: <its text>"

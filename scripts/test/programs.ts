@@ -1,7 +1,7 @@
 /**
  * The outside programs the test suite starts, and where each comes from. `deno task test`
  * (scripts/test.ts) finds every one of these before the first test runs, installs the missing
- * ones where the machine lets it, or stops naming them (README "Testing", docs/installing.md).
+ * ones where the machine lets it, or stops naming them (docs/developing.md "The test command", docs/installing.md).
  * A program a test starts that is not in this table is a spawn error in the middle of a run:
  * tests/test_provision_test.ts checks that the table names every binary the tests spawn.
  */

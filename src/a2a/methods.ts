@@ -1,5 +1,5 @@
 /**
- * The door's JSON-RPC methods in the card's order (README "The door"). Each is also the
+ * The door's JSON-RPC methods in the card's order (docs/door.md). Each is also the
  * scope a credential needs to call it, except the ones `SCOPE_OF` names: the manifest, the token
  * gate and the card read these lists.
  */
@@ -18,7 +18,7 @@ export const DOOR_METHODS = [
 export type DoorMethod = (typeof DOOR_METHODS)[number];
 
 /**
- * A2A's push-notification methods (README "Push notifications"): served when the manifest turns
+ * A2A's push-notification methods (docs/push.md): served when the manifest turns
  * push on (`network.push_notifications.enabled`), answered PushNotificationNotSupported otherwise.
  */
 export const PUSH_METHODS = [
@@ -51,5 +51,5 @@ export function scopeOf(method: DoorMethod | PushMethod): DoorMethod {
   return SCOPE_OF[method] ?? (method as DoorMethod);
 }
 
-/** The scopes a credential can hold (README "Authentication"). */
+/** The scopes a credential can hold (docs/door.md: tokens and scopes; docs/manifest.md "network"). */
 export const SCOPES: readonly DoorMethod[] = DOOR_METHODS.filter((m) => !(m in SCOPE_OF));

@@ -43,7 +43,7 @@ export interface LaunchPlan {
   pushRetryBaseMs?: number;
   /** What a detached command's result becomes (src/session/lifecycle.ts). */
   background: BackgroundResult;
-  /** The session tools this capsule offers besides the manifest's (README "Crews", "Tools"). */
+  /** The session tools this capsule offers besides the manifest's (docs/crews.md, "Tools"). */
   requestInput: boolean;
   /** A crew member's callees (`MURMUR_CREW_CALLEES`) and its crew file (`MURMUR_CREW_FILE`). */
   callees: string[];

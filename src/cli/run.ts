@@ -1,5 +1,5 @@
 /**
- * `mur run` (README "Running a capsule: `mur run`"): load the manifest, plan the launch
+ * `mur run` (docs/running.md): load the manifest, plan the launch
  * (launch_plan.ts, pure), build the capsule (run_assembly.ts), start it, announce it, run tasks
  * until the lifecycle ends the session, and report `status:` with its exit code. Its flags and
  * inputs are run_inputs.ts; what it prints, run_announce.ts; signals, faults and the lifeline,
@@ -85,7 +85,7 @@ export async function runCommand(args: string[]): Promise<number> {
   return status === "ok" ? 0 : 1;
 }
 
-/** `mur run --roster` (README "Crews"): the formation's own launcher (src/crew/formation/). */
+/** `mur run --roster` (docs/crews.md): the formation's own launcher (src/crew/formation/). */
 async function runRosterCommand(v: RunFlags, roster: string): Promise<number> {
   for (const flag of ROSTER_CONFLICTS) {
     if (v[flag] !== undefined) {

@@ -1,5 +1,5 @@
 /**
- * What `mur run` says about its session (README "Running a capsule: `mur run`"): the running
+ * What `mur run` says about its session (docs/running.md): the running
  * record other commands find it by, the readiness lines (or one `--json` line), and at the end
  * the status line with E-RUN-040 naming the task that decided a status other than ok.
  */
@@ -21,7 +21,7 @@ export interface Announced {
   tokens: Record<string, string> | null;
   /** Where spans go and which setting said so, when they are exported (src/otel/config.ts). */
   otel?: { url: string; source: string };
-  /** The push signing secret, when push is on (README "Push notifications"). */
+  /** The push signing secret, when push is on (docs/push.md). */
   pushSecret?: string;
   /** The formation this session is a member of (src/crew/formation/membership.ts). */
   formation?: { formationId: string; door?: { member: string } };

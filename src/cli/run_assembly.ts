@@ -108,7 +108,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     finishPush: () => finishPush(push),
   });
   push = await pushFor(plan, session);
-  // No silent death (README "Running a capsule"): from here on, an error nobody caught ends the
+  // No silent death (docs/running.md): from here on, an error nobody caught ends the
   // session as every other way out does.
   const afterFault = watchFaults(session);
   if (plan.debugSubscriptions) {
@@ -279,7 +279,7 @@ function buildSession(plan: LaunchPlan, p: {
 }
 
 /**
- * Push notifications (README "Push notifications"): on when the manifest says so and the capsule
+ * Push notifications (docs/push.md): on when the manifest says so and the capsule
  * takes tasks; deliveries drain when the session ends (finishPush).
  */
 async function pushFor(plan: LaunchPlan, session: Session): Promise<PushNotifications | null> {
@@ -350,7 +350,7 @@ async function registerSessionTools(
       new URL("../session/crew_tools.ts", import.meta.url),
     );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
-  // A crew member that may call others (README "Crews"): the launcher names its callees.
+  // A crew member that may call others (docs/crews.md): the launcher names its callees.
   if (plan.callees.length > 0) {
     const deps = {
       registry: session.registry,
@@ -362,7 +362,7 @@ async function registerSessionTools(
     add(callMemberTool(deps));
     add(endWithoutAnswerTool(deps));
   }
-  // A capsule that may start children for a task (README "Crews": delegate-task).
+  // A capsule that may start children for a task (docs/crews.md: delegate-task).
   if (plan.spawnTargets.length > 0) {
     add(delegateTaskTool({
       registry: session.registry,
@@ -407,7 +407,7 @@ function murmurMdWriter(
   return write;
 }
 
-/** A cluster (README "Beyond one machine"): loaded only with the manifest's `cluster:` block. */
+/** A cluster (docs/edge.md): loaded only with the manifest's `cluster:` block. */
 async function clusterFor(
   plan: LaunchPlan,
   sessionId: string,

@@ -1,5 +1,5 @@
 /**
- * How a running `mur run` is ended from outside its tasks (README "Running a capsule"): an error
+ * How a running `mur run` is ended from outside its tasks (docs/running.md): an error
  * nobody caught (a fault: E-RUN-050), SIGTERM / SIGINT (the first ends the session cleanly, a
  * second kills what it runs and exits at once), and the lifeline of a session another mur started
  * (its stdin closing means the starter ended: src/crew/calls/lifeline.ts).
@@ -11,7 +11,7 @@ import { killAllGroups } from "../process_groups.ts";
 import type { Session, SessionStatus } from "../session/session.ts";
 import type { WorkdirLock } from "../session/workdir_lock.ts";
 
-/** How long a session that faulted may take to end by itself (README "Running a capsule"). */
+/** How long a session that faulted may take to end by itself (docs/running.md). */
 export const FAULT_GRACE_MS = 5_000;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * What `mur run` is given (README "Running a capsule: `mur run`"): its flags, checked before
+ * What `mur run` is given (docs/running.md): its flags, checked before
  * anything is loaded (a bad value is E-CLI-003 and changes nothing), the launch task, and the
  * session `--resume` continues.
  */
@@ -22,7 +22,7 @@ canceled exit 1, with error[E-RUN-040] naming the task that decided it).
   --manifest PATH         the capsule's murmur.yaml, or the folder holding one (default
                           ./murmur.yaml)
   --roster FILE           launch the formation a roster file names: every member as its own
-                          mur run, the entry member with the task (README "Crews")
+                          mur run, the entry member with the task (docs/crews.md)
   --task TEXT|PATH        the launch task: a file's contents, else the text itself (default: a
                           task.md in the workdir)
   --context ID            the launch task's context id (default: a new ctx_ for each task)

@@ -1,5 +1,5 @@
 /**
- * A session address (`@N`, a full `ses_` id, a unique suffix; README "Following a session") →
+ * A session address (`@N`, a full `ses_` id, a unique suffix; docs/watch.md) →
  * the verified running record: alive, the same process, its door answering as that session.
  */
 import { MurError } from "../errors.ts";

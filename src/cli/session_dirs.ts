@@ -4,7 +4,7 @@
  * characters, or a path (a session folder or its trace.jsonl).
  *
  * A folder's sessions are its `ses_*` folders (`<manifest dir>/workdir`, the default layout), the
- * `ses_*` folders of its `.murmur/` (what `mur run --workdir DIR` leaves, README "Files"), and the
+ * `ses_*` folders of its `.murmur/` (what `mur run --workdir DIR` leaves, docs/running.md "Files"), and the
  * sessions of a trace.jsonl in the folder itself (what an older mur left under `--workdir`, every
  * session appended to one file; the reader keeps the chosen session's lines).
  */

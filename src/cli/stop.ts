@@ -115,7 +115,7 @@ export async function stopCommand(args: string[]): Promise<number> {
   const timeoutMs = Number(parsed.values.timeout ?? "10") * 1000;
   const target = parsed.positionals[0];
   if (target.startsWith("frm_")) {
-    // A formation (README "Crews"): stopped as one, through its launcher.
+    // A formation (docs/crews.md): stopped as one, through its launcher.
     if (!/^frm_[0-9a-f]{32}$/.test(target)) {
       throw new MurError(
         "E-RUN-022",

@@ -1,5 +1,5 @@
 /**
- * Reading a `trace.jsonl` (README "Files": trace.jsonl; every line is src/trace_events.ts): one
+ * Reading a `trace.jsonl` (docs/running.md "Files": trace.jsonl; every line is src/trace_events.ts): one
  * JSON object per line with the envelope `event_type, event_id, parent_id, session_id, timestamp`,
  * then the event's fields.
  */

@@ -72,7 +72,7 @@ const ROWS: Record<string, Row> = {
     `task_continued  ${list(e, "member_calls").length} member answer(s), ${
       list(e, "delegations").length
     } delegation outcome(s)  waited ${duration(num(e, "waited_ms"))}`,
-  // Crews (README "Crews"): the caller's side names the member's task, the member's side
+  // Crews (docs/crews.md): the caller's side names the member's task, the member's side
   // (a2a_task_received of a `msg_<call id>` message) names the call.
   a2a_task_received: (e) =>
     `called by ${(str(e, "message_id") ?? "").slice("msg_".length)}  task ${

@@ -2,7 +2,7 @@
  * `mur watch [SESSION] | --url HOST:PORT` and its flags: follow a running session's event stream
  * (docs/protocol.md "What mur watch does", the default). SESSION defaults to @1 and is resolved
  * and verified against the running records; --url skips resolution and presents
- * $MURMUR_DOOR_TOKEN if set. README "Following a session" documents every flag and exit code.
+ * $MURMUR_DOOR_TOKEN if set. docs/watch.md documents every flag and exit code.
  */
 import { usageText } from "../invocation.ts";
 import { TASK_SUFFIX, taskBySuffix } from "./task_address.ts";

@@ -1,5 +1,5 @@
 /**
- * What a capsule writes into Redis and an edge reads (README "Beyond one machine"): one stream of
+ * What a capsule writes into Redis and an edge reads (docs/edge.md): one stream of
  * numbered events, one hash of tasks and one hash of facts per session, every key of a session
  * under the same hash tag `{<session id>}` (so a Redis Cluster keeps a session's keys on one
  * node). Every key expires `KEY_TTL_SECS` after the capsule last refreshed it: a capsule that dies

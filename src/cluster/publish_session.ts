@@ -1,5 +1,5 @@
 /**
- * `mur run` with a `cluster:` block (README "Beyond one machine"): the shared token key, then the
+ * `mur run` with a `cluster:` block (docs/edge.md): the shared token key, then the
  * publisher over the session and its door, with its outages on stderr (W-CLU-001, once per
  * outage) and in the trace (`cluster_publish`). Loaded only when the manifest has the block.
  */

@@ -1,5 +1,5 @@
 /**
- * Publishing a session to Redis (README "Beyond one machine"): a subscriber of the session's event
+ * Publishing a session to Redis (docs/edge.md): a subscriber of the session's event
  * log like any stream connection, with a bounded queue, that writes every numbered event into the
  * session's stream under its own id (`XADD <key> MAXLEN ~ 1024 <id>-0 …`), each task as GetTask
  * answers it into the tasks hash, and the door's address and cards into the meta hash, every key

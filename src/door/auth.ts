@@ -1,12 +1,12 @@
 /**
- * Door tokens (README "The door": authentication): minted at launch, valid until the session ends.
+ * Door tokens (docs/door.md: authentication): minted at launch, valid until the session ends.
  * `mdt1.<base64url(JSON {credential, scopes})>.<base64url(HMAC-SHA256)>`, MAC over
  * `murmur-door-token-v1` 0x1f <payload segment>, with a random key held only in memory — or, on a
- * capsule that publishes to a cluster (README "Beyond one machine"), a key derived from the
+ * capsule that publishes to a cluster (docs/edge.md), a key derived from the
  * operator's shared `MURMUR_CLUSTER_KEY` and the session id, which `mur edge` derives the same way
  * to verify the same tokens. The shared key is never written anywhere by mur, Redis included.
  *
- * A formation member's door (README "Crews": tokens) also takes **edge tokens**: the same form,
+ * A formation member's door (docs/crews.md: tokens) also takes **edge tokens**: the same form,
  * payload `{credential: "member:<caller>", scopes, formation, to}`, MAC'd with the formation's key
  * that the launcher minted them with and handed this member in a private file
  * (src/crew/formation/membership.ts). A valid edge token for another member's door is refused 403

@@ -1,10 +1,10 @@
 /**
- * The body cap (README "The door"): a JSON-RPC body over 8 MiB is refused with 413, from its
+ * The body cap (docs/door.md): a JSON-RPC body over 8 MiB is refused with 413, from its
  * Content-Length before anything is read, or as soon as the bytes read pass the cap.
  */
 import { json } from "./responses.ts";
 
-/** Request bodies over this are refused with 413 before they are read (README "The door"). */
+/** Request bodies over this are refused with 413 before they are read (docs/door.md). */
 export const BODY_CAP_BYTES = 8 * 1024 * 1024;
 
 export function tooLarge(): Response {

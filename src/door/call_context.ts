@@ -25,7 +25,7 @@ export interface CallContext {
 
 /**
  * The task `id` as this caller may see it: a formation member's edge token reaches only the tasks
- * its own messages started (README "Crews": tokens); any other is "not found", as if absent.
+ * its own messages started (docs/crews.md: tokens); any other is "not found", as if absent.
  */
 export function taskFor(ctx: CallContext, id: string): TaskRecord | undefined {
   const task = ctx.session.registry.get(id);

@@ -1,5 +1,5 @@
 /**
- * The agent card (README "The door"): serialized once at launch. The public card of an
+ * The agent card (docs/door.md): serialized once at launch. The public card of an
  * authenticated door drops the capsule extension; the extended card keeps it.
  */
 import { DOOR_METHODS, PUSH_METHODS } from "../a2a/methods.ts";
@@ -18,7 +18,7 @@ export interface CardInput {
   streamsText: boolean;
   /**
    * The door authenticates: the manifest declares `network.authentication`, or the capsule is a
-   * formation member (README "Crews": tokens). Default: what the manifest declares.
+   * formation member (docs/crews.md: tokens). Default: what the manifest declares.
    */
   authenticated?: boolean;
 }
@@ -54,7 +54,7 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
   const m = c.manifest;
   const authenticated = c.authenticated ?? m.network.authentication !== undefined;
   const accepts = takesTasks(m.lifecycle);
-  // README "Push notifications": the manifest's switch, and only on a door that takes tasks.
+  // docs/push.md: the manifest's switch, and only on a door that takes tasks.
   const push = m.network.pushNotifications !== undefined && accepts;
   const door = {
     uri: DOOR_URI,

@@ -1,5 +1,5 @@
 /**
- * The token gate (README "The door": authentication): on an authenticated door, a request is
+ * The token gate (docs/door.md: authentication): on an authenticated door, a request is
  * admitted only with `Authorization: Bearer <token>` this session minted, before anything of it
  * is read; a method the token's credential does not reach is 403 with the scope it lacks.
  */
@@ -69,7 +69,7 @@ export class Gate {
       );
     }
     if (grant.notPermitted) {
-      // An edge token of this formation, for another member's door (README "Crews": tokens).
+      // An edge token of this formation, for another member's door (docs/crews.md: tokens).
       const who = grant.credential.replace(/^member:/, "");
       return form(403, "not_permitted", `member '${who}' may not call this capsule`, {
         "www-authenticate": `Bearer realm="${this.#realm}", error="insufficient_scope"`,

@@ -1,5 +1,5 @@
 /**
- * The door's methods as a table: method name → handler (README "The door"). The table's
+ * The door's methods as a table: method name → handler (docs/door.md). The table's
  * type is `Record<RpcMethod, Handler>`, so a method added to `DOOR_METHODS` (src/a2a/methods.ts)
  * without a handler here does not compile. Both bindings reach a method through this table: a
  * binding (JSON-RPC in rpc_checks.ts, HTTP+JSON in rest/) only decodes the request into

@@ -107,7 +107,7 @@ export interface ListRow {
   task(includeArtifacts: boolean, historyLength?: number): Task;
 }
 
-/** ListTasks (A2A v1.0; README "The door"): newest status first, cursor pages. */
+/** ListTasks (A2A v1.0; docs/door.md): newest status first, cursor pages. */
 export function listTasks(ctx: CallContext, params: ParamsOf<"ListTasks">) {
   return listRowsOf(
     ctx.session.registry.listed().map((t) => ({

@@ -1,12 +1,12 @@
 /**
- * A retried send is not a second task (README "The door"): a client that lost the answer to a
+ * A retried send is not a second task (docs/door.md): a client that lost the answer to a
  * `SendMessage` or `SendStreamingMessage` (a network cut, a proxy timeout) sends the same message
  * again, with the same `messageId`. The door remembers which task each caller's message went to and
  * answers a repeat with that task instead of starting the work again. A caller is a credential on
  * an authenticated door; on a public door every client is one caller (A2A asks clients for unique
  * message ids). The memory holds the last `capacity` messages the door took, oldest forgotten
  * first: that is the retry window. `network.retried_sends: new_task` turns the rule off (every send
- * starts its own task, as the conformance kit expects: README "The door"); the memory of who
+ * starts its own task, as the conformance kit expects: docs/door.md); the memory of who
  * started which task is kept either way, for callers that see only their own tasks.
  */
 export const RETRY_WINDOW = 10_000;

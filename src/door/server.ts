@@ -1,5 +1,5 @@
 /**
- * The door: A2A v1.0 over Deno.serve, in two bindings (README "The door", docs/protocol.md):
+ * The door: A2A v1.0 over Deno.serve, in two bindings (docs/door.md, docs/protocol.md):
  * JSON-RPC and HTTP+JSON. Routes: the card and the live page before the token gate, then
  * attachments, `/ui/status`, HTTP+JSON routes (rest/) and JSON-RPC calls. A call passes its
  * binding's checks (rpc_checks.ts, rest/checks.ts: body cap, parsing, version, method, scope) in

@@ -46,7 +46,7 @@ export interface AttemptRequest {
 }
 
 /**
- * Why a harness attempt failed (README "Coding-agent CLIs as the model"; E-RUN-033), plus the
+ * Why a harness attempt failed (docs/process-transport.md; E-RUN-033), plus the
  * runtime's own stops.
  */
 export type HarnessFailureKind =

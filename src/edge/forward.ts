@@ -6,7 +6,7 @@
  */
 import { rebaseStream } from "./rebase_stream.ts";
 
-/** Request headers the door reads (docs/protocol.md; README "The door"). */
+/** Request headers the door reads (docs/protocol.md; docs/door.md). */
 const PASSED = [
   "authorization",
   "accept",

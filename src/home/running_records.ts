@@ -1,7 +1,7 @@
 /**
  * Running-session records: how `mur watch`, `mur stop`, `mur cancel` and `mur ps` find a session
  * on this machine. `$MURMUR_HOME/running/<session id>.json` (folder 0700, file 0600), written by
- * `mur run` just before it prints its URL and removed when it ends (README "Files").
+ * `mur run` just before it prints its URL and removed when it ends (docs/running.md "Files").
  *
  * A record is only a hint: the process may have died without removing it, or its pid may now
  * belong to another program. Every read verifies it (pid alive, same process start, the agent
@@ -33,7 +33,7 @@ export interface RunningRecord {
    * writeRunningRecord when it can be read; lets a reader tell a reused pid from the session's.
    */
   process_start?: string;
-  /** A formation member: its formation (`frm_…`) and roster name (README "Crews"). */
+  /** A formation member: its formation (`frm_…`) and roster name (docs/crews.md). */
   formation_id?: string;
   formation_member?: string;
 }

@@ -1,7 +1,7 @@
 /**
  * One HTTP/1.1 request on its own connection (`Deno.connect`, `Deno.connectTls` for https), for
  * the CLI's calls to a door: `mur ps`'s and `mur watch`'s card probe, the watch stream, `stop` and
- * `cancel` (README "Benchmarks": what start costs).
+ * `cancel` (docs/benchmarks.md: what start costs).
  *
  * Why not `fetch`: in a process that has not used it yet, the first `fetch` loads Deno's fetch
  * layer and builds its HTTP client, about 10 ms before a byte is sent (measured with

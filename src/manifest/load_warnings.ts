@@ -1,6 +1,6 @@
 /**
  * Mistakes a manifest can hold that are not errors but would surface only at the model's first
- * call, or never: warned at load, on stderr before anything starts (README "The manifest").
+ * call, or never: warned at load, on stderr before anything starts (docs/manifest.md).
  *
  * - W-MAN-001: no `inference.driver` and no `inference.script`, so the capsule runs the built-in
  *   scripted model: every task gets one short canned answer and no provider is called.

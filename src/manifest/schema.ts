@@ -58,7 +58,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-session-end": undefined,
 };
 
-/** Door scopes are method names (README "The door"). */
+/** Door scopes are method names (docs/door.md). */
 export const SCOPES = DOOR_SCOPES;
 
 /** The credential name the runtime always mints itself, holding every scope. */
@@ -68,7 +68,7 @@ export const BUILTIN_TOOLS = ["request-input", "publish"] as const;
 
 /**
  * Tool names the runtime keeps for its own tools (the session's request-input and the crew
- * tools, README "Crews"): an artifact claiming one is E-CAP-013.
+ * tools, docs/crews.md): an artifact claiming one is E-CAP-013.
  */
 export const RESERVED_TOOL_NAMES = [
   "request-input",
@@ -325,7 +325,7 @@ export const bool = () =>
 
 /**
  * A Standard Webhooks signing secret: `whsec_` and the base64 of at least 24 random bytes
- * (README "Push notifications").
+ * (docs/push.md).
  */
 const webhookSecret = () =>
   nonEmpty().refine((v) => {
@@ -366,7 +366,7 @@ const otlpUrl = () =>
     }
   }, { error: (iss) => `${show(iss.input)} is not an http:// or https:// URL` });
 
-/** OpenTelemetry export (README "OpenTelemetry"; src/otel/). */
+/** OpenTelemetry export (docs/opentelemetry.md; src/otel/). */
 const observabilitySchema = mapping({
   otel_endpoint: otlpUrl().optional(),
   otel_content: bool().optional(),
@@ -391,7 +391,7 @@ const spawnAllow = () =>
     }
   });
 
-/** Publishing to Redis for `mur edge` (README "Beyond one machine"; src/cluster/). */
+/** Publishing to Redis for `mur edge` (docs/edge.md; src/cluster/). */
 const clusterSchema = mapping({
   redis: nonEmpty().refine((v) => typeof parseRedisUrl(v) !== "string", {
     error: (iss) => `${show(iss.input)}: ${parseRedisUrl(String(iss.input))}`,

@@ -1,5 +1,5 @@
 /**
- * `capabilities.spawn.allow` (README "Crews": `delegate-task`): the manifests a capsule may start
+ * `capabilities.spawn.allow` (docs/crews.md: `delegate-task`): the manifests a capsule may start
  * a child capsule from, each a path relative to the manifest's folder (a folder holding
  * murmur.yaml, or a manifest file). The model names a child by the path's last part: the folder's
  * name, or the file's name without `.yaml`/`.yml` (a `murmur.yaml` by its folder's name).

@@ -102,10 +102,10 @@ export interface Credential {
 export interface NetworkConfig {
   internalPort?: number;
   authentication?: { scheme: "bearer"; credentials: Credential[] };
-  /** `network.push_notifications` (README "Push notifications"); absent: push is off. */
+  /** `network.push_notifications` (docs/push.md); absent: push is off. */
   pushNotifications?: PushConfig;
   /**
-   * `network.retried_sends` (README "The door"): `replay` answers a send whose messageId this
+   * `network.retried_sends` (docs/door.md): `replay` answers a send whose messageId this
    * caller already sent with that task (src/door/retries.ts); `new_task` starts a task for every send.
    */
   retriedSends: RetriedSends;
@@ -123,7 +123,7 @@ export interface PushConfig {
 export interface CapabilitiesConfig {
   shell: { allow: string[] };
   filesystem: { readOnly: string[] };
-  /** `spawn.allow` (README "Crews": `delegate-task`); absent when not declared. */
+  /** `spawn.allow` (docs/crews.md: `delegate-task`); absent when not declared. */
   spawn?: { allow: SpawnTarget[] };
 }
 
@@ -141,7 +141,7 @@ export interface ObservabilityConfig {
   otelContent: boolean;
 }
 
-/** `cluster:` (README "Beyond one machine"): publish the session to Redis for `mur edge`. */
+/** `cluster:` (docs/edge.md): publish the session to Redis for `mur edge`. */
 export interface ClusterConfig {
   /** `redis://[user[:password]@]host[:port][/db]`; the password may come from the environment. */
   redis: string;

@@ -1,5 +1,5 @@
 /**
- * Where a session's spans go (README "OpenTelemetry"): `observability.otel_endpoint` in the
+ * Where a session's spans go (docs/opentelemetry.md): `observability.otel_endpoint` in the
  * manifest, else the standard environment variables of the OTLP exporter specification
  * (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, a full URL, then `OTEL_EXPORTER_OTLP_ENDPOINT`, a base
  * URL); `OTEL_EXPORTER_OTLP_HEADERS` (and `_TRACES_HEADERS`) add request headers either way, and

@@ -1,5 +1,5 @@
 /**
- * The OpenTelemetry export of one session (README "OpenTelemetry"): the official JS SDK's tracer
+ * The OpenTelemetry export of one session (docs/opentelemetry.md): the official JS SDK's tracer
  * provider, a batch span processor with a bounded queue, and the OTLP/HTTP (JSON) exporter, fed by
  * the session's trace lines (./spans.ts) through the trace writer's one observer.
  *

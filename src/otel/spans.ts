@@ -51,7 +51,7 @@ type EventType = TraceLine["event_type"];
 /** The line of one event type (or of a few). */
 type LineOf<T extends EventType> = Extract<TraceLine, { event_type: T }>;
 
-/** The span names (README "OpenTelemetry"). */
+/** The span names (docs/opentelemetry.md). */
 export const SPAN = {
   session: "capsule.session",
   task: "capsule.task",

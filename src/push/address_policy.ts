@@ -1,5 +1,5 @@
 /**
- * Where a push notification may go (README "Push notifications"): an http(s) URL whose host is a
+ * Where a push notification may go (docs/push.md): an http(s) URL whose host is a
  * public address. Loopback, link-local, private, shared (CGNAT), multicast and reserved ranges
  * are refused unless the manifest says `network.push_notifications.allow_private: true`: a
  * caller of the door must not make the capsule POST into the network it runs in (SSRF). A host

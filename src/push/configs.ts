@@ -1,5 +1,5 @@
 /**
- * A2A `TaskPushNotificationConfig`s (README "Push notifications"): reading one from a request
+ * A2A `TaskPushNotificationConfig`s (docs/push.md): reading one from a request
  * completely or refusing it with a reason (invalid params), and the session's store of them. A config
  * belongs to the caller that made it (the credential on an authenticated door): another caller
  * neither sees nor replaces it. The client-chosen `id` is kept; without one the door makes one.

@@ -1,5 +1,5 @@
 /**
- * Push deliveries (README "Push notifications"): each event of a task with push configs is POSTed
+ * Push deliveries (docs/push.md): each event of a task with push configs is POSTed
  * to every config's URL, in the log's order, at least once. One subscription to the session's
  * log feeds one lane per config; a lane is a bounded queue and one sender, so a slow or dead
  * receiver holds up only its own lane, never the task, the streams or another receiver. A full

@@ -1,5 +1,5 @@
 /**
- * A session's push notifications (README "Push notifications"): its configs (configs.ts), its
+ * A session's push notifications (docs/push.md): its configs (configs.ts), its
  * deliveries (deliveries.ts) and its signing secret (signing.ts). `mur run` makes one when the
  * manifest turns push on; the door's push methods (src/door/push_methods.ts) and the inline
  * `taskPushNotificationConfig` of a send act on it; the session's end drains it.

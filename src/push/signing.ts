@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks signatures (https://www.standardwebhooks.com; README "Push notifications"):
+ * Standard Webhooks signatures (https://www.standardwebhooks.com; docs/push.md):
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`, keyed
  * with the bytes the `whsec_` secret encodes. A receiver recomputes it with the same secret and
  * compares; the timestamp (Unix seconds) lets it refuse old replays.

@@ -1,5 +1,5 @@
 /**
- * Whether the door may take one more task (README "Running a capsule": `task_acceptance`,
+ * Whether the door may take one more task (docs/running.md: `task_acceptance`,
  * `queue_depth`): none takes none, single takes the first, queue keeps at most `queue_depth`
  * waiting, not counting the running task or the one a free worker is about to start.
  */

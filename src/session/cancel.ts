@@ -1,5 +1,5 @@
 /**
- * CancelTask (README "The door"; docs/protocol.md "One final status"): recorded CANCELED at once,
+ * CancelTask (docs/door.md; docs/protocol.md "One final status"): recorded CANCELED at once,
  * without waiting for the loop, and traced as `task_canceled` with the phase it was in. A queued
  * task never starts; a running one (or one the worker has taken but not yet started) has its
  * attempt aborted, and names the detached commands it leaves running.

@@ -2,8 +2,8 @@
  * What happens when the model stops (a turn with no tool calls, or a harness ending its run):
  * the attempt completes, unless a continuation has one more user message for it. Both
  * transports ask here, so a reason to go on is written once: work the task handed off (member
- * answers and delegation outcomes that arrive after the turn ended; README "Crews"), then
- * `lifecycle.keep_working` (README "Hooks and the session loop").
+ * answers and delegation outcomes that arrive after the turn ended; docs/crews.md), then
+ * `lifecycle.keep_working` (docs/hooks.md).
  */
 import { answersMessage, continuingStatus, waitingStatus } from "../crew/calls/answers_message.ts";
 import { recordWorking } from "./facts.ts";
@@ -66,7 +66,7 @@ export function keepWorking(d: LoopDeps): Continuation {
 }
 
 /**
- * Work the task handed off (`call-member`, `delegate-task`; README "Crews"): once the model
+ * Work the task handed off (`call-member`, `delegate-task`; docs/crews.md): once the model
  * stops with turns left, wait until every call and delegation has ended (WORKING `waiting on …`
  * while some are out), then go on once with every answer in one user message (`continuing with
  * …`). Answers that all arrived during the turn need no wait and write no waiting status.

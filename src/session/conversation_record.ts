@@ -1,7 +1,7 @@
 /**
  * The conversation record of a context: `<session folder>/conversation/<context id>.jsonl` (the
  * workdir itself unless `--workdir` was given, src/session/workdir.ts), one message per line, in
- * order (README "Session files"). It is saved after every turn, so a session killed mid-task still
+ * order (docs/running.md "Files"). It is saved after every turn, so a session killed mid-task still
  * leaves its conversation behind, and `mur run --resume` loads it (even when the capsule is
  * `stateless`; docs/hooks.md "Resuming a session").
  *

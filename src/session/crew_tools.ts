@@ -1,6 +1,6 @@
 /**
  * The crew tools a capsule is given when `MURMUR_CREW_CALLEES` names members it may call
- * (README "Crews"): `call-member` hands a member a task and returns at once, the answer joining
+ * (docs/crews.md): `call-member` hands a member a task and returns at once, the answer joining
  * the conversation after the turn (src/session/continuation.ts `handedOffWork`);
  * `end-without-answer` ends a task another capsule sent without an answer, so the caller is told
  * plainly that none was given; `delegate-task` (given by `capabilities.spawn.allow`) starts a

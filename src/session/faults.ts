@@ -1,5 +1,5 @@
 /**
- * Errors nobody caught, anywhere in `mur run` (README "Running a capsule": E-RUN-050): each is
+ * Errors nobody caught, anywhere in `mur run` (docs/running.md: E-RUN-050): each is
  * written to logs/bootstrap.log with its stack, and stderr gets the coded line for the first few
  * and then one line saying more follow, so a fault storm cannot flood the terminal.
  */

@@ -55,7 +55,7 @@ export class HarnessAttempt implements Attempt {
     for (;;) {
       const end = await this.#segment(run, resumes);
       // `end-without-answer` during the run: a harness that went on and finished ends the same
-      // way, without its reply (README "Crews").
+      // way, without its reply (docs/crews.md).
       if (end.kind === "completed" && run.task.noAnswer !== undefined) {
         return noAnswerEnd(run.task.noAnswer);
       }
@@ -83,7 +83,7 @@ export class HarnessAttempt implements Attempt {
     const threaded = manifest.lifecycle.conversation === "threaded";
 
     // A2A forgetSession: the context's harness session is dropped just before planning, so this
-    // task's harness starts a new conversation (README "the process transport").
+    // task's harness starts a new conversation (docs/process-transport.md).
     if (resumes === 0 && task.forgetSession) {
       const forgotten = await driver.forgetSession(task.contextId);
       trace.write("harness_session_forgotten", taskEvt, {

@@ -90,7 +90,7 @@ export class HttpAttempt implements Attempt {
       }
       const { text, calls, error } = out;
       const inTokens = out.usage?.input ?? estimateTokens(messages);
-      // A failed call is charged its input only (README "Hooks and the session loop": tokens and
+      // A failed call is charged its input only (docs/hooks.md: tokens and
       // spend).
       const outTokens = error
         ? 0

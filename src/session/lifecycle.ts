@@ -1,5 +1,5 @@
 /**
- * The capsule's lifecycle decisions in one place (README "Running a capsule"; docs/hooks.md
+ * The capsule's lifecycle decisions in one place (docs/running.md; docs/hooks.md
  * "Detached shells"): what `lifecycle.task_acceptance` (none | single | queue) with `after_task`
  * (exit | sleep) means for the door, the worker, the session's status and a detached command.
  * Every reader asks these predicates, so the combination is decided here and only here;

@@ -1,5 +1,5 @@
 /**
- * The session loop for one task (README "Hooks and the session loop"; drawn in docs/design.md):
+ * The session loop for one task (docs/hooks.md; drawn in docs/design.md):
  *
  *   task_start → seed (seed.ts) → attempt → [done check, on-task-end → reopen → attempt]* →
  *   the one final status → task_end
@@ -92,7 +92,7 @@ export class TaskLoop {
     const threaded = manifest.lifecycle.conversation === "threaded";
     const resumed = task.contextId === d.resumedContext && task.source === "task_md";
     const history = threaded || resumed ? (d.histories.get(task.contextId) ?? []) : [];
-    // Untrusted task payloads reach the model inside the untrusted fence (README "Tools").
+    // Untrusted task payloads reach the model inside the untrusted fence (docs/tools.md).
     const content = task.trusted ? task.text : fence(`task:${task.origin}`, task.text);
     const seed = await seedContext(d, task, taskEvt, history);
     const messages: ConversationMessage[] = [...seed, ...history, { role: "user", content }];
@@ -121,7 +121,7 @@ export class TaskLoop {
     }
 
     // Work still out when the task ends (no turn left, failed, canceled) is stopped and its
-    // cancels sent before the task's end is recorded (README "Crews").
+    // cancels sent before the task's end is recorded (docs/crews.md).
     task.handedOff.stopAll(end.kind === "canceled" ? "canceled" : "ended");
     await task.handedOff.drained();
     saveConversation(d.workdir.session, task.contextId, messages);

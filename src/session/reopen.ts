@@ -1,6 +1,6 @@
 /**
  * After an attempt: does the task get another one? One decision for both sources of a reopen
- * (README "Hooks and the session loop": Reopen, `lifecycle.done_check`):
+ * (docs/hooks.md: Reopen, `lifecycle.done_check`):
  *
  *   completed attempt → done check (its own `limit`) → on-task-end hooks (`max_task_reopens`)
  *

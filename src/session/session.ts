@@ -1,6 +1,6 @@
 /**
  * One `mur run`: owns the registry, the event log, the trace, the task worker and the lifecycle
- * (README "Running a capsule: `mur run`"). The door talks to it only through the public operations
+ * (docs/running.md). The door talks to it only through the public operations
  * here: submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
 import { isTerminal } from "../a2a/types.ts";

@@ -1,5 +1,5 @@
 /**
- * What the session's ending writes (README "Running a capsule"): the totals `session_end` and
+ * What the session's ending writes (docs/running.md): the totals `session_end` and
  * on-session-end both carry (one record, built once), the rejection of tasks that never started,
  * and the hard end after a fault, where every task not ended is failed or rejected at once.
  */

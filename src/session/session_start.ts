@@ -1,5 +1,5 @@
 /**
- * What the session's start writes (README "Running a capsule"): the `session_start` trace line's
+ * What the session's start writes (docs/running.md): the `session_start` trace line's
  * fields and the on-session-start hook's event, read from the manifest and the launch options.
  */
 import type { TraceFieldsOf } from "../trace_events.ts";

@@ -1,5 +1,5 @@
 /**
- * How `mur run` ends (README "Running a capsule"): the session's status, and which tasks decide
+ * How `mur run` ends (docs/running.md): the session's status, and which tasks decide
  * it. The first deciding task that does not complete sets it; a runtime error or a fault sets
  * `failed` whatever the tasks did.
  */
@@ -8,7 +8,7 @@ import { doorTaskDecides } from "./lifecycle.ts";
 import type { ExitStatus } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
 
-/** `mur run`'s status line and exit code (README "Running a capsule"). */
+/** `mur run`'s status line and exit code (docs/running.md). */
 export type SessionStatus =
   | "ok"
   | "failed"

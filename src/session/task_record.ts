@@ -8,7 +8,7 @@ import type { HandedOff } from "../crew/calls/handed_off.ts";
 import type { TaskHistory } from "./task_history.ts";
 import type { PublishedFile } from "./published_files.ts";
 
-/** Queue lanes (README "The door": user > peer > bg, by `x-murmur-task-origin`). */
+/** Queue lanes (docs/door.md: user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
 export type Lane = "user" | "peer" | "bg";
 export type TaskSource = "a2a" | "task_md" | "detached_shell" | "detached_lost";
@@ -67,7 +67,7 @@ export interface TaskRecord {
   readonly attachments: Map<string, StoredImage>;
   /** Raised to cancel the running attempt. */
   readonly abort: AbortController;
-  /** Calls and delegations this task handed off (README "Crews"); the loop sets it at start. */
+  /** Calls and delegations this task handed off (docs/crews.md); the loop sets it at start. */
   handedOff?: HandedOff;
   /**
    * `end-without-answer` was accepted: the reason. The attempt ends after the turn's tool calls;

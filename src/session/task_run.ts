@@ -137,7 +137,7 @@ export function failedEnd(message: string): AttemptEnd {
   return { kind: "failed", message, result: `error: ${message}` };
 }
 
-/** `end-without-answer` was accepted with `reason` (README "Crews"). */
+/** `end-without-answer` was accepted with `reason` (docs/crews.md). */
 export function noAnswerEnd(reason: string): AttemptEnd {
   return { kind: "failed", message: reason, result: `no answer: ${reason}`, noAnswer: true };
 }

@@ -1,6 +1,6 @@
 /**
  * One tool call, from the model's request to the result it gets back, as named stages in the
- * order README "Tools" describes:
+ * order docs/tools.md describes:
  *
  *   refuse (required fields → read_only) → policy hook → dispatch → artifact → record → observe
  *
@@ -180,7 +180,7 @@ export class ToolPipeline implements CallRunner {
 
   /**
    * The `artifact` frame, with the call's images stored for GET /attachments/…. Policy refusals
-   * (hook, read_only) write none (README "Tools").
+   * (hook, read_only) write none (docs/tools.md).
    */
   async #artifact(c: Call, result: ToolResult, sink: TurnSink): Promise<void> {
     const { task } = c.run;

@@ -1,5 +1,5 @@
 /**
- * The session's files (README "Files"). Two folders, one unless `--workdir` is given:
+ * The session's files (docs/running.md "Files"). Two folders, one unless `--workdir` is given:
  *
  * - the workdir (`root`): the tools' working directory and what they leave there, MURMUR.md and
  *   task.md, shell logs (`logs/shell-*.log`, `logs/<work id>.log`);
@@ -104,11 +104,11 @@ export function bootstrapLog(wd: Workdir, line: string): void {
       append: true,
     });
   } catch {
-    // the log is best effort by design (README "Files": diagnostics, not results)
+    // the log is best effort by design (docs/running.md "Files": diagnostics, not results)
   }
 }
 
-/** `out/result.txt` on every terminal outcome (README "Files"). */
+/** `out/result.txt` on every terminal outcome (docs/running.md "Files"). */
 export function writeResult(wd: Workdir, text: string, taskId?: string): void {
   Deno.writeTextFileSync(wd.resultFile, text);
   if (taskId) Deno.writeTextFileSync(`${wd.session}/out/result_${taskId}.txt`, text);
@@ -134,7 +134,7 @@ function clean(s: string): string {
   return one.length > 200 ? one.slice(0, 200) + "…" : one;
 }
 
-/** MURMUR.md: the capsule's onboarding file (README "Files"), rewritten once the door listens. */
+/** MURMUR.md: the capsule's onboarding file (docs/running.md "Files"), rewritten once the door listens. */
 // Why long: one document, section by section in the order MURMUR.md reads.
 export function writeMurmurMd(wd: Workdir, info: MurmurMdInfo): void {
   const m = info.manifest;

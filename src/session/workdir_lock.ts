@@ -1,5 +1,5 @@
 /**
- * One session per workdir (README "Files"): a session holds `<workdir>/.murmur/live.json` while it
+ * One session per workdir (docs/running.md "Files"): a session holds `<workdir>/.murmur/live.json` while it
  * runs. A second `mur run` on the same workdir finds it, checks the holder is alive (its pid runs
  * and started when the lock says) and is refused with E-RUN-043 naming that session; a lock left
  * by a session that was killed is taken over. Two runs racing for a free workdir cannot both win:

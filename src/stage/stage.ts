@@ -1,5 +1,5 @@
 /**
- * The staging phase (docs/design.md "The staging phase", docs/hooks.md "on-stage"): what `mur
+ * The staging phase (docs/design.md "Layout", docs/hooks.md "on-stage"): what `mur
  * run` does in the workdir before the session loop exists, after the manifest is loaded and the
  * workdir opened. One entry point, `stageCapsule`:
  *

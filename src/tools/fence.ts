@@ -1,5 +1,5 @@
 /**
- * The untrusted fence (README "Tools"): text that came from outside the capsule's trust (tool
+ * The untrusted fence (docs/tools.md): text that came from outside the capsule's trust (tool
  * output, untrusted task payloads, member answers) is wrapped so the model can tell data from
  * instructions, and any marker inside the data is defused so the block cannot be closed early.
  *

@@ -1,6 +1,6 @@
 /**
  * What a tool's output looks like to the model: decoded text, cut at 16 KiB per stream
- * (README "Files": larger output is kept whole in `logs/shell-<timestamp>.log` and the result
+ * (docs/running.md "Files": larger output is kept whole in `logs/shell-<timestamp>.log` and the result
  * names that file), so one chatty command cannot flood the conversation.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Writes a (non-shell) tool call names in its input: keys that name a destination, a path beside
  * content, schema formats (`murmur-destination`, `murmur-opaque`) and `murmur-destinations`
- * templates. Best effort by design: README "Tools" (`read_only`).
+ * templates. Best effort by design: docs/tools.md (`read_only`).
  */
 import type { Candidate } from "./read_only_shell.ts";
 

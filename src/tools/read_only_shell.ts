@@ -1,7 +1,7 @@
 /**
  * Writes a shell call names: the redirections and the write-position arguments of the usual
  * file-changing commands (coreutils, sed -i, patch, dd), read from the tokens of the one shell
- * lexer (shell_words.ts). Best effort by design: README "Tools" (`read_only`).
+ * lexer (shell_words.ts). Best effort by design: docs/tools.md (`read_only`).
  */
 import { posix } from "../paths.ts";
 import { CAPSULE_HOME } from "./shell_env.ts";

@@ -1,5 +1,5 @@
 /**
- * Shell tools (README "Tools"): one tool per `capabilities.shell.allow` binary. Interpreters run
+ * Shell tools (docs/tools.md): one tool per `capabilities.shell.allow` binary. Interpreters run
  * a whole script line through `-c`; any other binary takes args only, split shell-style with
  * nothing expanded. The result is data whatever the exit code; a command that outlives
  * `lifecycle.shell_grace_secs` moves to the background (docs/hooks.md "Detached shells").
@@ -272,7 +272,7 @@ export class ShellTool implements Tool {
 }
 
 /**
- * The text the model reads (README "Tools"): `$ …`, `Exit code: N`, `Stdout:` and its text, and
+ * The text the model reads (docs/tools.md): `$ …`, `Exit code: N`, `Stdout:` and its text, and
  * `Stderr:` and its text after a blank line when the command wrote any (docs/protocol.md "Frames":
  * the artifact example shows no `Stderr:` for a command that wrote none).
  */

@@ -1,12 +1,12 @@
 /**
- * The environment a shell command, a hook or a done check runs in (README "Tools"): mur's own,
+ * The environment a shell command, a hook or a done check runs in (docs/tools.md): mur's own,
  * minus the credentials the runtime holds for itself; `HOME` is the capsule's; a bare binary
  * name is looked up on `PATH` as a shell would.
  */
 
 import { isRuntimeCredential } from "../artifact_env.ts";
 
-/** The capsule's shell `$HOME`, created on the first call (README "Tools"). */
+/** The capsule's shell `$HOME`, created on the first call (docs/tools.md). */
 export const CAPSULE_HOME = ".capsule-home";
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The capsule's tools as the loop sees them: what is offered to the model (`specs()`) and one
  * `dispatch()` that answers every call with a ToolResult and never throws. Pre-dispatch checks
- * run in this order (README "Tools"): declared at all → required fields → read_only; the
+ * run in this order (docs/tools.md): declared at all → required fields → read_only; the
  * policy hook is the loop's. What reached a tool is fenced under `tool:<name>`.
  */
 import { errorMessage } from "../errors.ts";
@@ -120,7 +120,7 @@ export class ToolBox {
   }
 
   /**
-   * The checks before any policy hook, in this order (README "Tools"): declared at all →
+   * The checks before any policy hook, in this order (docs/tools.md): declared at all →
    * required fields → read_only. A refusal result, or null when the call may go on.
    */
   precheck(call: ToolCall, ctx: ToolContext): ToolResult | null {
@@ -162,7 +162,7 @@ export class ToolBox {
       return notReached(`tool '${tool.name}' failed: ${why}`, this.#now() - started);
     }
     // Output that came from the tool is untrusted data; a runtime message about a call that
-    // never ran (no exit code to report) is not (README "Tools": dispatch failures are not fenced).
+    // never ran (no exit code to report) is not (docs/tools.md: dispatch failures are not fenced).
     // A skill fences itself: an operator's text is not fenced at all (docs/manifest.md "artifacts").
     const reached = !result.isError || result.exitCode !== null;
     if (result.fenceSource === null && reached && !result.skill) {

@@ -96,7 +96,7 @@ export type ToolRefusal =
 
 /**
  * A result for a call that never reached its tool or never ran to completion: a runtime message,
- * unfenced (README "Tools": dispatch failures are not fenced), an error, no exit code.
+ * unfenced (docs/tools.md: dispatch failures are not fenced), an error, no exit code.
  */
 export function notReached(content: string, durationMs = 0): ToolResult {
   return {

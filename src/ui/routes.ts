@@ -1,5 +1,5 @@
 /**
- * The door's routes for the live page (README "The live page"):
+ * The door's routes for the live page (docs/live-page.md):
  *
  * - `GET /ui`, `GET /ui/<file>`, and `GET /` when the request accepts `text/html`: the page's
  *   files. They hold no session data, so they are served without a token even on an

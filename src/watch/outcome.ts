@@ -1,5 +1,5 @@
 /**
- * How `mur watch` ends, and with which exit code (README "Following a session"). docs/protocol.md
+ * How `mur watch` ends, and with which exit code (docs/watch.md). docs/protocol.md
  * "What mur watch does" gives 0 (capsule-closed) and 1 (E-IO-003, connection lost); usage errors
  * are 2 like every command's. `--exit-status` adds the outcome of the tasks the watch followed;
  * `--task` ends the watch at its task's terminal status.

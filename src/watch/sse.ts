@@ -28,7 +28,7 @@ export async function* sseEvents(
   const parser = new SseParser({
     event: (id, data) => queue.push({ id, data }),
     // A heartbeat follows everything the door had queued for this connection when it was
-    // written (README "Streams"); `mur watch --task` reads it as "the replay is over".
+    // written (docs/streams.md); `mur watch --task` reads it as "the replay is over".
     comment: (c) => queue.push({ comment: c }),
   });
   const dec = new TextDecoder();

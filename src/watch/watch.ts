@@ -1,6 +1,6 @@
 /**
  * The murmur.WatchSession client: opens the stream, renders each event as it arrives, and ends with
- * the exit code README "Following a session" gives: 0 on capsule-closed, E-IO-003 (exit 1) when the
+ * the exit code docs/watch.md gives: 0 on capsule-closed, E-IO-003 (exit 1) when the
  * connection ends any other way. It never reconnects. `--since`, `--task` and `--exit-status`
  * (outcome.ts, follow.ts) change where the replay starts, which events are shown, when it ends and
  * the code.

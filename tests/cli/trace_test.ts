@@ -1,5 +1,5 @@
 /**
- * `mur trace show` / `mur trace steps` over a trace.jsonl written as README "Files" and
+ * `mur trace show` / `mur trace steps` over a trace.jsonl written as docs/running.md "Files" and
  * src/trace_events.ts describe.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * `mur watch`'s pipe flags (README "mur watch in pipes"), each through a real pipe: the real
+ * `mur watch`'s pipe flags (docs/watch.md "`mur watch` in pipes"), each through a real pipe: the real
  * `mur watch` process following a real capsule (`mur run` on the scripted model), its stdout a
  * pipe (or, for colour, a pty from util-linux `script`).
  */

@@ -1,5 +1,5 @@
 /**
- * `mur edge`'s refusals (README "Beyond one machine"): no Redis named, a URL it cannot use, a
+ * `mur edge`'s refusals (docs/edge.md): no Redis named, a URL it cannot use, a
  * shared key too short to be a key (E-EDGE-001, exit 1), a bad flag value (E-CLI-003, exit 2);
  * nothing listens.
  */

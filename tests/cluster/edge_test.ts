@@ -1,5 +1,5 @@
 /**
- * `mur edge` (README "Beyond one machine"): a real capsule publishing to a real `redis-server`,
+ * `mur edge` (docs/edge.md): a real capsule publishing to a real `redis-server`,
  * and a real `mur edge` process serving the session under `/sessions/<id>/`. The edge answers the
  * same bytes under the same ids as the capsule's own door, the same gap, task streams, GetTask and
  * ListTasks; writes reach the capsule through it; its tokens are the capsule's.

@@ -1,5 +1,5 @@
 /**
- * Publishing (README "Beyond one machine"): a real capsule with a `cluster:` block and a real
+ * Publishing (docs/edge.md): a real capsule with a `cluster:` block and a real
  * `redis-server` (tests/helpers/redis.ts). Every numbered event lands in the session's stream
  * under its own id, the tasks as GetTask answers them, the door's address; a Redis that goes away
  * is reported once on stderr and in the trace while the capsule and its door go on, and what

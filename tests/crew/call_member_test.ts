@@ -1,5 +1,5 @@
 /**
- * `call-member` on real processes (README "Crews"): one turn calls two members, the task waits
+ * `call-member` on real processes (docs/crews.md): one turn calls two members, the task waits
  * with seed 000's exact statuses while their answers are out, and goes on once with both answers
  * fenced `member:<name>` in one user message of the conversation record; both traces name each
  * other's ids.

@@ -1,5 +1,5 @@
 /**
- * Every way a `call-member` call can end is an answer the caller's model reads (README "Crews"):
+ * Every way a `call-member` call can end is an answer the caller's model reads (docs/crews.md):
  * a member that fails, one that refuses the caller (403), one that never answers within
  * `lifecycle.delegation_deadline_secs` (its task is then canceled), one killed mid-task, a busy
  * one offered the task again until it takes it, and a caller canceled while its calls are out

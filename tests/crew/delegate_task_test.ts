@@ -1,5 +1,5 @@
 /**
- * `delegate-task` on real processes (README "Crews"): the parent starts a child capsule from
+ * `delegate-task` on real processes (docs/crews.md): the parent starts a child capsule from
  * `capabilities.spawn.allow` for one task, waits on it with seed 000's status, continues with
  * its outcome fenced `delegation:<capsule>`, and the child is ended; a child killed mid-task is
  * `crashed`.

@@ -1,5 +1,5 @@
 /**
- * `end-without-answer` (README "Crews"): a member that has no answer for a task another capsule
+ * `end-without-answer` (docs/crews.md): a member that has no answer for a task another capsule
  * sent ends it saying why; the task fails with the reason, GetTask says
  * `metadata.murmur.noAnswer: true`, result.txt says `no answer: <reason>`, and the caller's call
  * ends `no_answer` with the reason. A task nobody sent (not origin peer) cannot end that way.

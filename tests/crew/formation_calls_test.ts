@@ -1,5 +1,5 @@
 /**
- * The two halves of crews together (README "Crews"): a formation launched by `mur run --roster`
+ * The two halves of crews together (docs/crews.md): a formation launched by `mur run --roster`
  * whose entry member calls its callees with `call-member` through the launcher's crew file and
  * edge tokens, and what a caller gets from a member that died mid-run (an answer, not a hang).
  */

@@ -1,5 +1,5 @@
 /**
- * `end-without-answer` from a `transport: process` harness (README "Crews"): the harness calls it
+ * `end-without-answer` from a `transport: process` harness (docs/crews.md): the harness calls it
  * through the tool bridge's dispatch, goes on and finishes; the attempt ends as no answer all the
  * same, its reply dropped.
  */

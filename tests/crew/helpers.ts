@@ -1,5 +1,5 @@
 /**
- * Crews on real processes (README "Crews"): members are `mur run` capsules started by hand, the
+ * Crews on real processes (docs/crews.md): members are `mur run` capsules started by hand, the
  * crew file the launcher would write is written here, and the caller is a scripted capsule whose
  * script makes the `call-member` calls.
  */

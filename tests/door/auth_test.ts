@@ -1,5 +1,5 @@
 /**
- * Door authentication (README "The door": authentication): the matrix of every method against no
+ * Door authentication (docs/door.md: authentication): the matrix of every method against no
  * token, malformed, forged, scope-less, scoped and operator tokens; the 401/403 bodies and
  * `www-authenticate` lines exactly; the gate runs before the body is read; tokens in the `--json`
  * line and the running record; the public vs extended card.

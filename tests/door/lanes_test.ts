@@ -1,5 +1,5 @@
 /**
- * Queue lanes (README "The door") at the registry the door submits into: the front of the highest
+ * Queue lanes (docs/door.md) at the registry the door submits into: the front of the highest
  * non-empty lane starts next (user > peer > bg), arrival order within a lane. The door itself
  * can only reach peer and bg (lifecycle_test.ts); the user lane holds the launch task.
  */

@@ -1,5 +1,5 @@
 /**
- * The lifecycle at the door (README "Running a capsule: `mur run`", "The door"; docs/hooks.md
+ * The lifecycle at the door (docs/running.md, "The door"; docs/hooks.md
  * "Resuming a session"): task_acceptance none / single / queue, queue_depth, after_task exit /
  * sleep, the busy / closing / session-ended / stopped rejections with their exact texts, the
  * deciding task deciding `mur run`'s status and exit code, lanes, threaded conversations.
@@ -229,7 +229,7 @@ Deno.test("queue + sleep: stays up between tasks; SIGTERM rejects queued tasks a
     cap.kill("SIGTERM");
     const out = await ended(cap);
     // The running task is canceled, but a sleeping capsule's A2A tasks never decide the status
-    // (README "Running a capsule"): status ok, exit 0.
+    // (docs/running.md): status ok, exit 0.
     assert.equal(out.code, 0, out.stderr);
     assert.equal((await traceOf(cap)).at(-1)?.exit_status, "ok");
     const ends = (await traceOf(cap)).filter((e) => e.event_type === "task_end");

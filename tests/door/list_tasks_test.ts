@@ -1,5 +1,5 @@
 /**
- * ListTasks (README "The door"): filters, cursor paging, newest status first,
+ * ListTasks (docs/door.md): filters, cursor paging, newest status first,
  * nextPageToken, totalSize, includeArtifacts, proto field names; its -32602 refusals. Also the
  * agent card's cache headers and the text the model receives for data parts and
  * referenceTaskIds (observed through the scripted driver's `match` on the task text).

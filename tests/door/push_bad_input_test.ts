@@ -1,5 +1,5 @@
 /**
- * Bad input to every push method and to an inline config (README "Push notifications"): each is
+ * Bad input to every push method and to an inline config (docs/push.md): each is
  * refused with its code and a message naming the field and why, and changes nothing — no config
  * stored, no task started, no trace line.
  */

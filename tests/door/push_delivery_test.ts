@@ -1,5 +1,5 @@
 /**
- * Push deliveries under faults (README "Push notifications"; src/push/deliveries.ts) on a real
+ * Push deliveries under faults (docs/push.md; src/push/deliveries.ts) on a real
  * capsule with real receivers on loopback: a 2,000-event task whose receiver is down (503) for
  * the first half gets every update exactly once after deduplication, in order, once it is back; a
  * receiver that never answers holds only its own lane while another receiver of the same task

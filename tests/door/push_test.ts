@@ -1,5 +1,5 @@
 /**
- * Push notifications (README "Push notifications"; src/push/, src/door/push_methods.ts) on a real
+ * Push notifications (docs/push.md; src/push/, src/door/push_methods.ts) on a real
  * capsule with real receivers on loopback: the manifest switch and the card, the four config
  * methods through the `@a2a-js/sdk` client and raw (the conformance kit's snake_case `task_id`),
  * an inline config whose receiver verifies every signature and sees every update once and in

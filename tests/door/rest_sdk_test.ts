@@ -1,5 +1,5 @@
 /**
- * The real `@a2a-js/sdk` 1.3.0 client over the HTTP+JSON binding (README "The door": HTTP+JSON):
+ * The real `@a2a-js/sdk` 1.3.0 client over the HTTP+JSON binding (docs/door.md: HTTP+JSON):
  * it reads the card, picks the HTTP+JSON interface (the only transport it is given), and sends,
  * streams, subscribes, gets, lists and cancels at the REST routes (the requests it made are
  * recorded and checked); the door's refusals reach it as the SDK's typed REST errors, including

@@ -1,5 +1,5 @@
 /**
- * `network.retried_sends` on the wire (README "The door", docs/manifest.md "network"): with the
+ * `network.retried_sends` on the wire (docs/door.md, docs/manifest.md "network"): with the
  * default (`replay`) a send whose messageId the caller already sent answers the first task; with
  * `new_task` every send starts its own task. Both sends, both bindings (JSON-RPC and HTTP+JSON).
  */

@@ -1,5 +1,5 @@
 /**
- * A retried send is not a second task (src/door/retries.ts, README "The door"): the same message
+ * A retried send is not a second task (src/door/retries.ts, docs/door.md): the same message
  * sent again by the same caller answers with the task the first one started, on SendMessage and
  * on SendStreamingMessage (which resumes by Last-Event-ID, losing and repeating nothing); another
  * caller's message with the same id is its own task.

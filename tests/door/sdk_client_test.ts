@@ -1,5 +1,5 @@
 /**
- * The real `@a2a-js/sdk` 1.3.0 client against a running capsule (README "The door"): card
+ * The real `@a2a-js/sdk` 1.3.0 client against a running capsule (docs/door.md): card
  * discovery, SendMessage blocking and returnImmediately, GetTask, ListTasks (status given
  * explicitly), CancelTask, the SDK's typed errors, and the extended card of an authenticated door.
  */

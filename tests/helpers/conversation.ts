@@ -1,6 +1,6 @@
 /**
  * A context's conversation record as a test reads it: `conversation/<ctx>.jsonl` in a session
- * folder, one message per line (src/session/conversation_record.ts, README "Session files").
+ * folder, one message per line (src/session/conversation_record.ts, docs/running.md "Files").
  * Messages come back untyped, as JSON.parse gives them: each test reads the fields it checks.
  */
 // deno-lint-ignore-file no-explicit-any

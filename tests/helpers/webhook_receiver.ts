@@ -1,5 +1,5 @@
 /**
- * A push-notification receiver on loopback for tests (README "Push notifications"): it verifies
+ * A push-notification receiver on loopback for tests (docs/push.md): it verifies
  * each POST's Standard Webhooks signature with the session's secret, keeps every POST it got, and
  * answers as the test sets it: `up` (204), `down` (503), `gone` (410), `redirect` (a 307 to
  * `redirectTo`) or

@@ -1,4 +1,4 @@
-/** `capabilities.spawn.allow` names (src/manifest/spawn.ts; README "Crews": delegate-task). */
+/** `capabilities.spawn.allow` names (src/manifest/spawn.ts; docs/crews.md: delegate-task). */
 import assert from "node:assert/strict";
 import { spawnName } from "../../src/manifest/spawn.ts";
 

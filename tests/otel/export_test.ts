@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry export (README "OpenTelemetry", src/otel/): a real `mur run` of a scripted
+ * OpenTelemetry export (docs/opentelemetry.md, src/otel/): a real `mur run` of a scripted
  * session whose one task calls a tool, is reopened by an on-task-end hook, and then fails,
  * exporting to a real OTLP/HTTP receiver on loopback (./receiver.ts). The span tree, the GenAI
  * attributes and the token counts are checked against the session's own trace.jsonl. Then the

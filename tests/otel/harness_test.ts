@@ -1,5 +1,5 @@
 /**
- * The process transport under OpenTelemetry export (README "OpenTelemetry"): the real Claude
+ * The process transport under OpenTelemetry export (docs/opentelemetry.md): the real Claude
  * Code and Codex CLIs, run by `mur run` offline against their fake endpoints, get the collector
  * and the task span's `traceparent`, and their own spans arrive at the same OTLP receiver in the
  * session's trace, under the task's span. The collector's header reaches them through the

@@ -1,5 +1,5 @@
 /**
- * The pure parts of push notifications (README "Push notifications"): the Standard Webhooks
+ * The pure parts of push notifications (docs/push.md): the Standard Webhooks
  * signature against that specification's published test vector, and the address policy that
  * refuses receivers inside the capsule's network (src/push/address_policy.ts), without DNS.
  */

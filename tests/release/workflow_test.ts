@@ -63,7 +63,7 @@ Deno.test("the build matrix names every release target once, with the binary bui
     assert.match(m.runner, os);
     assert.ok(["full", "--version-only"].includes(m.smoke), `${m.target} smoke: ${m.smoke}`);
   }
-  // Only Windows skips the demo capsule (README "Installing" says why).
+  // Only Windows skips the demo capsule (docs/installing.md says why).
   assertEquals(include.filter((m) => m.smoke !== "full").map((m) => m.target), [
     "x86_64-pc-windows-msvc",
   ]);

@@ -1,5 +1,5 @@
 /**
- * Issue 20's numbers (README "Beyond one machine"): a real capsule publishing a 20,000-event task
+ * Issue 20's numbers (docs/edge.md): a real capsule publishing a 20,000-event task
  * to a real `redis-server`, three `mur edge` processes, 300 watchers spread over them from the
  * first event. One edge is killed by SIGKILL mid-stream (while a tool holds the task, so that a
  * reconnect never races the stream's trimming) and its watchers reconnect to the other

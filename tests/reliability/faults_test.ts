@@ -421,7 +421,7 @@ Deno.test("faults: the trace becoming unwritable mid-session (a file-size limit)
 });
 
 // A trace cannot be unwritable from the start any more: each session's folder is created fresh
-// (README "Files"), so a file system that refuses writes refuses the workdir's first file,
+// (docs/running.md "Files"), so a file system that refuses writes refuses the workdir's first file,
 // MURMUR.md, before the door opens. The trace failing mid-session is the test above.
 Deno.test("faults: a workdir that cannot be written from the start ends the launch cleanly with E-IO-006", async () => {
   const dir = await writeCapsule({

@@ -346,7 +346,7 @@ Deno.test("soak: 220 turns of real tools, every reader gets every event byte for
     );
     assert.ok([...wOut.matchAll(/\[completed\]/g)].length >= TASKS + 1, wOut.slice(-2000));
     // The capsule process exits without a closing frame: mur watch reads a lost connection after
-    // the last event (README "mur watch"), exit 1 with E-IO-003.
+    // the last event (docs/watch.md "`mur watch` in pipes"), exit 1 with E-IO-003.
     assert.match(wErr, new RegExp(`lost after event id ${lastId}\\b`), wErr);
     assert.equal(wStatus.code, 1);
 

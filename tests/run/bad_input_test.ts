@@ -1,5 +1,5 @@
 /**
- * Launches that fail before the door listens (README "Running a capsule: `mur run`"): nothing on
+ * Launches that fail before the door listens (docs/running.md): nothing on
  * stdout, one coded `error[E-…]` on stderr, exit 1, and nothing left running (no running record,
  * the process gone).
  */

@@ -66,7 +66,7 @@ Deno.test("demo: watch shows the session live, then the workdir, result.txt and 
     assert.match(stdout, /^\[completed\]$/m);
     assert.match(stderr, /\[murmur\] watching ses_[0-9a-f]{32}/);
     // Then where everything went: under --workdir, the session's own files are in its folder
-    // under .murmur/ (README "Files"), named by the readiness line.
+    // under .murmur/ (docs/running.md "Files"), named by the readiness line.
     const ready = JSON.parse(/^\s*(\{"url".*\})$/m.exec(stdout)![1]);
     const sd = ready.session_dir as string;
     assertEquals(sd, `${tmp}/wd/.murmur/${ready.session_id}`);

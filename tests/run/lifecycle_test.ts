@@ -1,5 +1,5 @@
 /**
- * A session's life outside its tasks (README "Running a capsule: `mur run`", "Environment"): the
+ * A session's life outside its tasks (docs/running.md, "Environment"): the
  * running record under `$MURMUR_HOME/running/` (0600 in a 0700 folder) exists while it runs and is
  * gone after; SIGTERM and SIGINT mid-task end it cleanly (`status: canceled`, exit 1, trace closed,
  * record removed); a signal while idle ends it `ok`.

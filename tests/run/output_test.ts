@@ -1,5 +1,5 @@
 /**
- * What `mur run` prints (README "Running a capsule: `mur run`"): the human lines the moment the
+ * What `mur run` prints (docs/running.md): the human lines the moment the
  * door listens, `-v`, the `--json` readiness line and its keys, the status line, and exit codes.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
@@ -101,7 +101,7 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
       "workdir",
       "session_dir",
     ]);
-    // Without --workdir the session folder is the workdir itself (README "Files").
+    // Without --workdir the session folder is the workdir itself (docs/running.md "Files").
     assertEquals(ready.session_dir, ready.workdir);
     assert.match(ready.url, /^localhost:\d+$/);
     assertEquals(ready.pid, run.pid);

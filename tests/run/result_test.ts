@@ -1,5 +1,5 @@
 /**
- * `out/result.txt` on every outcome (README "Files") with the status line and exit code of README
+ * `out/result.txt` on every outcome (docs/running.md "Files") with the status line and exit code of README
  * "Running a capsule: `mur run`": ok → the final model text; a driver error → `error: task failed
  * (driver_error): …`; `inference.max_turns` exhausted → `error: inference loop exceeded N turns`.
  */

@@ -1,5 +1,5 @@
 /**
- * trace.jsonl (README "Files"; src/trace_events.ts): the envelope `event_type, event_id, parent_id,
+ * trace.jsonl (docs/running.md "Files"; src/trace_events.ts): the envelope `event_type, event_id, parent_id,
  * session_id, timestamp` first and in that order on every line; one session_start / session_end
  * pair framing everything; one task_start / task_end pair per task; session totals equal the sums
  * of the tasks; the session → task → turn tree (tool_call under its turn's inference line).

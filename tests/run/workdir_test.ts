@@ -1,5 +1,5 @@
 /**
- * The files a session writes (README "Files"): `<manifest dir>/workdir/<session id>/` (or
+ * The files a session writes (docs/running.md "Files"): `<manifest dir>/workdir/<session id>/` (or
  * `--workdir`) with MURMUR.md, task.md, trace.jsonl, out/result.txt and logs/; the launch task
  * from `--task` text, from a `--task` file, or from a task.md already in the workdir.
  */

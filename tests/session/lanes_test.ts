@@ -1,5 +1,5 @@
 /**
- * Queue lanes (README "The door"): user > peer > bg, arrival order within a lane, a running task
+ * Queue lanes (docs/door.md): user > peer > bg, arrival order within a lane, a running task
  * never interrupted; the lane is on task_start.
  */
 import assert from "node:assert/strict";

@@ -1,6 +1,6 @@
 /**
  * The lifecycle decisions (src/session/lifecycle.ts) as tables: every task_acceptance × after_task
- * combination against the answer README "Running a capsule" gives, and the worker's `next` step
+ * combination against the answer docs/running.md gives, and the worker's `next` step
  * for every state it can be in, against a plain reading of the rules written out here.
  */
 import assert from "node:assert/strict";
@@ -69,7 +69,7 @@ Deno.test("lifecycle: whether a door task's ending decides mur run's status", ()
           for (const queueEmpty of [false, true]) {
             const lc = { taskAcceptance, afterTask };
             const got = doorTaskDecides(lc, { closing, stopped, queueEmpty: () => queueEmpty });
-            // README "Running a capsule": a sleeping capsule's door tasks never decide; the others
+            // docs/running.md: a sleeping capsule's door tasks never decide; the others
             // do when the capsule ends after them or is closing / stopped.
             const want = taskAcceptance === "queue" && afterTask === "sleep"
               ? false

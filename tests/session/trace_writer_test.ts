@@ -1,6 +1,6 @@
 /**
  * The trace writer (src/trace_writer.ts) takes only the lines src/trace_events.ts names, and
- * writes each envelope first, then the fields in the caller's order (README "Files": trace.jsonl).
+ * writes each envelope first, then the fields in the caller's order (docs/running.md "Files": trace.jsonl).
  */
 import assert from "node:assert/strict";
 import { IdSource } from "../../src/ids.ts";

@@ -301,7 +301,7 @@ Deno.test("toolbox: read_only refuses writes before dispatch, with a flag for th
     );
     assert.equal(elsewhere.isError, false);
 
-    // Required fields are checked before read_only (README "Tools": the order).
+    // Required fields are checked before read_only (docs/tools.md: the order).
     const both = await b.dispatch(call("write-file", { path: "docs/a.md" }), ctxFor(wd));
     assert.equal(both.refusal?.kind, "missing_fields");
   } finally {

@@ -1,5 +1,5 @@
 /**
- * A capsule this mur starts as a child process (README "Crews"): a formation member
+ * A capsule this mur starts as a child process (docs/crews.md): a formation member
  * (src/crew/formation/launch.ts) or a delegated child (`delegate-task`). It runs `mur run --manifest <path>
  * --json --bind 127.0.0.1` as the leader of its own process group, with a lifeline on its stdin
  * (src/crew/calls/lifeline.ts), so it ends when this process ends however that happens. It inherits this
@@ -18,7 +18,7 @@ import { groupLeaderSpawn } from "../../tools/group_leader.ts";
 import { LIFELINE_ENV } from "./lifeline.ts";
 import { murLine, murPath } from "../../invocation.ts";
 
-/** The `--json` readiness line of `mur run` (README "Running a capsule: `mur run`"). */
+/** The `--json` readiness line of `mur run` (docs/running.md). */
 export interface ChildReadyLine {
   /** `localhost:<port>` as the child printed it. */
   url: string;

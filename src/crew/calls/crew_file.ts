@@ -1,5 +1,5 @@
 /**
- * Who this capsule may call, and where (README "Crews"). The formation launcher (`mur run
+ * Who this capsule may call, and where (docs/crews.md). The formation launcher (`mur run
  * --roster`) sets two variables on a caller:
  *
  *   MURMUR_CREW_CALLEES  comma-separated member names this capsule may call (absent: none, and

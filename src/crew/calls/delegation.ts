@@ -1,5 +1,5 @@
 /**
- * One `delegate-task` delegation (README "Crews"): a child capsule started from a manifest
+ * One `delegate-task` delegation (docs/crews.md): a child capsule started from a manifest
  * `capabilities.spawn.allow` names (child_capsule.ts), for this one task, in a workdir of its own
  * under the delegating session's (`delegations/<dlg id>`). The task goes to its door and is
  * followed like a member call (remote_task.ts); once the outcome is read, or the delegation is

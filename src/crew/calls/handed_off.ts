@@ -1,5 +1,5 @@
 /**
- * The work one task has handed off (README "Crews"): its `call-member` calls and `delegate-task`
+ * The work one task has handed off (docs/crews.md): its `call-member` calls and `delegate-task`
  * delegations, each ending with an answer that reaches the conversation once. The loop makes one
  * per task (src/session/loop.ts); the tools add to it; the continuation (src/session/
  * continuation.ts `handedOffWork`) waits on it after the model stops, until nothing is

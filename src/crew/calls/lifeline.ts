@@ -1,5 +1,5 @@
 /**
- * The lifeline (README "Crews"): a `mur run` started by another mur (a formation member, a
+ * The lifeline (docs/crews.md): a `mur run` started by another mur (a formation member, a
  * delegated child) reads its stdin, a pipe whose write end only its starter holds, and nothing is
  * ever written to it. End of file means the starter has ended — closed it on purpose, or died by
  * any means, SIGKILL included, when the kernel closes it — and the session winds down as after a

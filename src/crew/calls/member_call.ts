@@ -1,5 +1,5 @@
 /**
- * One `call-member` call (README "Crews"): a remote task (remote_task.ts) sent to the member the
+ * One `call-member` call (docs/crews.md): a remote task (remote_task.ts) sent to the member the
  * crew file names, with the `member_call_*` trace lines.
  */
 import type { TraceWriter } from "../../trace_writer.ts";

@@ -1,5 +1,5 @@
 /**
- * The caller's side of a member's door (README "Crews"): one JSON-RPC request with the bearer
+ * The caller's side of a member's door (docs/crews.md): one JSON-RPC request with the bearer
  * token the crew file gives, `A2A-Version: 1.0`, and the peer headers a member reads (the task
  * runs in its `peer` lane; src/door/server.ts `ctxFor`). Every way a request can go wrong comes
  * back as a value, so a call always ends with an answer.

@@ -1,5 +1,5 @@
 /**
- * One task handed to another capsule's door (README "Crews"): a `call-member` call
+ * One task handed to another capsule's door (docs/crews.md): a `call-member` call
  * (member_call.ts) or a `delegate-task` delegation (delegation.ts), from its first offer to its
  * answer:
  *

@@ -1,5 +1,5 @@
 /**
- * Formations in `mur ps` (README "Crews": `mur ps` and `mur stop`): after the sessions' table,
+ * Formations in `mur ps` (docs/crews.md: `mur ps` and `mur stop`): after the sessions' table,
  * one block per running formation, its members under it in roster order. A formation whose
  * launcher is gone (killed: it could not remove its record) is pruned with its folder, and named
  * on stderr like a pruned session.

@@ -1,5 +1,5 @@
 /**
- * The formation record (README "Crews": `mur ps` and `mur stop`): `$MURMUR_HOME/running/<frm
+ * The formation record (docs/crews.md: `mur ps` and `mur stop`): `$MURMUR_HOME/running/<frm
  * id>.json` (0600, beside the members' own session records), written by `mur run --roster` once
  * every member is ready and removed when the formation has ended. `mur ps` groups members under
  * it; `mur stop <frm id>` signals the launcher it names. Like a session record it is only a

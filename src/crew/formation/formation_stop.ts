@@ -1,5 +1,5 @@
 /**
- * `mur stop <frm id>` (README "Crews": `mur ps` and `mur stop`): ends a formation as one.
+ * `mur stop <frm id>` (docs/crews.md: `mur ps` and `mur stop`): ends a formation as one.
  *
  * 1. SIGTERM to the launcher its record names (pid and start time checked first): the launcher
  *    stops every member as it does on SIGTERM (lifelines closed, SIGTERM, SIGKILL after its

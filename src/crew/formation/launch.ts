@@ -1,5 +1,5 @@
 /**
- * `mur run --roster <file>` (README "Crews"): admits the roster, starts every member launched
+ * `mur run --roster <file>` (docs/crews.md): admits the roster, starts every member launched
  * here as its own `mur run` child on loopback (src/crew/calls/child_capsule.ts) — every other member
  * first, each waited for, then the entry member with the task — wires each caller with its
  * callees (crew file, edge tokens), prints one readiness line, and ends the members together.

@@ -1,5 +1,5 @@
 /**
- * What a formation member learns from its launcher (README "Crews": what each member is
+ * What a formation member learns from its launcher (docs/crews.md: what each member is
  * given), read by `mur run` before its door starts:
  *
  * - `MURMUR_FORMATION_ID`: the formation it belongs to (goes into its running record);

@@ -1,5 +1,5 @@
 /**
- * The roster file (README "Crews": the roster): which capsules form a formation, which one runs
+ * The roster file (docs/crews.md: the roster): which capsules form a formation, which one runs
  * the task, and who may call whom. Read strictly: an unknown key anywhere is a refusal, not a
  * warning, because a misspelt `reachability` must not read as a closed roster (docs/crews.md
  * "The roster"). Checks run in a fixed order and stop at the

@@ -46,7 +46,7 @@ const route: Step<RestRequest> = (r) => {
   if ("notFound" in m) {
     return statusResponse(
       404,
-      `no HTTP+JSON route ${r.req.method} ${r.url.pathname}; the routes are in README "The door"`,
+      `no HTTP+JSON route ${r.req.method} ${r.url.pathname}; the routes are in docs/door.md`,
     );
   }
   if ("allow" in m) {

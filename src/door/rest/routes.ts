@@ -1,5 +1,5 @@
 /**
- * The HTTP+JSON binding's routes (A2A v1.0 §11.3; README "The door": HTTP+JSON): which method a
+ * The HTTP+JSON binding's routes (A2A v1.0 §11.3; docs/door.md: HTTP+JSON): which method a
  * path and HTTP method name, and how the path's ids and the query string become the method's
  * `params` — the same object a JSON-RPC call carries, read by the same handler (handlers.ts).
  * murmur's own methods have routes under `/murmur/`, in the same `resource:verb` style.

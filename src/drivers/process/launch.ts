@@ -1,5 +1,5 @@
 /**
- * Launch preparation, pure: which harness session a run uses (README "the process transport"), the
+ * Launch preparation, pure: which harness session a run uses (docs/process-transport.md), the
  * system prompt with the fixed trust notices, the dialect's launch plan turned into the argv and
  * environment of the spawn, and the `harness_start` trace fields. The runner (runner.ts) does the
  * effects around it: the binary lookup, the version probe, the private files, the spawn.

@@ -2,7 +2,7 @@
  * The running harness's keeper: one queue of what happens (a stdout line, EOF, the exit, a
  * cancel, a timer) consumed in order, so the run's state changes in one place. It feeds lines
  * through the dialect's parser into the turn tracker and yields the parts, and it enforces the
- * limits (README "the process transport"):
+ * limits (docs/process-transport.md):
  *
  * - inactivity: no stdout line and no bridge request for `inactivityMs` kills at once (paused
  *   while a bridge call runs, since a request-input wait may last long);

@@ -3,7 +3,7 @@
  * The live page's picture of a session, built from `murmur.WatchSession` events alone
  * (docs/protocol.md): pure functions, no DOM, so tests/ui/model_test.ts runs them in Deno.
  *
- * Bounded whatever the session's length (README "The live page"): at most MAX_TASKS tasks, each
+ * Bounded whatever the session's length (docs/live-page.md): at most MAX_TASKS tasks, each
  * with at most MAX_ITEMS items (text blocks, thinking, tool calls, status lines) and each text at
  * most MAX_TEXT characters; what falls off the front is counted and said, never silently lost.
  * The view renders only what the model holds, so the page's DOM is bounded the same way.

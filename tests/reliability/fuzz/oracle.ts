@@ -152,7 +152,7 @@ export function expected(c: Case, door: Door): Expect {
     return err(id, method === "GetExtendedAgentCard" ? -32004 : -32601);
   }
   // A long poll reads what a watch reads, with its scope (docs/protocol.md "Long poll"); a push
-  // config is a task's subscription delivered by POST (README "Push notifications").
+  // config is a task's subscription delivered by POST (docs/push.md).
   const scope = method === "murmur.PollSession"
     ? "murmur.WatchSession"
     : PUSH_METHODS.includes(method)
@@ -290,7 +290,7 @@ function cursorValid(token: string): boolean {
 }
 
 /**
- * The push-config methods (README "Push notifications"): the task first (`taskId` or `task_id`:
+ * The push-config methods (docs/push.md): the task first (`taskId` or `task_id`:
  * missing -32602, unknown -32001), then the config's fields. The fuzzer never sends a valid Create
  * (it would store a config), so no config exists: Get finds none (-32001), List answers none,
  * Delete answers `{}`.

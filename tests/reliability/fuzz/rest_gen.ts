@@ -1,6 +1,6 @@
 /**
  * The fuzzer's HTTP+JSON requests: a JSON-RPC case already built and broken (gen.ts) moved to its
- * method's REST route (README "HTTP+JSON: the REST binding") — the path's ids from its params
+ * method's REST route (docs/door.md "HTTP+JSON: the REST binding") — the path's ids from its params
  * (or odd ones), the rest of its params as the JSON body (POST) or the query string (GET) — and
  * sometimes a route that does not exist or an HTTP method the route does not answer.
  */
