@@ -3,9 +3,10 @@
  * (docs/edge.md "Redis"): one server, a Redis Cluster reached through any one node (found by asking
  * that node `CLUSTER INFO`; the client then follows `MOVED` / `ASK` and failovers), or a primary
  * named by sentinels, over TCP or TLS, with ACL users. ioredis reconnects by itself; while it is
- * not connected every command fails at once with `RedisDown` (no offline queue), so the callers'
- * own outage handling (report once, back off, resync) sees the outage rather than a queue that
- * grows. Loaded only with `cluster:` and by `mur edge` (src/lazy.ts): ioredis brings Node's net and
+ * not connected every command fails at once with `RedisDown` (no offline queue), and a command out
+ * when the connection breaks fails then too (ioredis would hold it and send it again after the
+ * reconnect, so a short outage looked like a slow reply), so the callers' own outage handling
+ * (report once, back off, resync) sees every outage rather than a queue that grows. Loaded only with `cluster:` and by `mur edge` (src/lazy.ts): ioredis brings Node's net and
  * tls into the process.
  */
 import { Cluster, Redis, type RedisOptions } from "ioredis";
@@ -49,6 +50,8 @@ function baseOptions(t: RedisTarget, o: ClientOptions): RedisOptions {
     ...(t.password ? { password: t.password } : {}),
     ...(t.tls ? { tls: o.ca ? { ca: [o.ca] } : {} } : {}),
     enableOfflineQueue: false,
+    // A command out when the connection broke has failed (see `#lost`): not sent again.
+    autoResendUnfulfilledCommands: false,
     maxRetriesPerRequest: 1,
     connectTimeout: 2000,
     commandTimeout: 10_000,
@@ -68,6 +71,11 @@ class IoRedisClient implements RedisClient {
   #topology: RedisClient["topology"] = "unknown";
   #closed = false;
   readonly #ready: Promise<void>;
+  /** A server's (or sentinel-named primary's) connection is up: its loss is told once. */
+  #connected = false;
+  /** The rejections of the commands out now. */
+  readonly #out = new Set<(e: Error) => void>();
+  readonly #onLost: ((why: string) => void)[] = [];
 
   constructor(readonly target: RedisTarget, readonly o: ClientOptions) {
     let ready!: () => void;
@@ -85,6 +93,11 @@ class IoRedisClient implements RedisClient {
       : new Redis({ ...base, host: t.nodes[0].host, port: t.nodes[0].port, db: t.db ?? 0 });
     const probe = this.#probe;
     probe.on("error", (e: Error) => (this.#lastError = e.message));
+    probe.on("ready", () => (this.#connected = true));
+    probe.on("close", () => {
+      if (this.#inner === probe && this.#connected && !this.#closed) this.#lost();
+      this.#connected = false;
+    });
     probe.once("ready", async () => {
       if (t.kind === "sentinel") {
         this.#topology = "sentinel";
@@ -109,7 +122,13 @@ class IoRedisClient implements RedisClient {
       this.#probe = null;
       if (this.#closed) return;
       if (t.db) this.#lastError = "a Redis Cluster has only database 0";
-      const { enableOfflineQueue: _, retryStrategy: __, ...redisOptions } = base;
+      // The cluster client follows a node's loss itself (retries, redirects, a new primary).
+      const {
+        enableOfflineQueue: _,
+        retryStrategy: __,
+        autoResendUnfulfilledCommands: ___,
+        ...redisOptions
+      } = base;
       const cluster = new Cluster(t.nodes, {
         redisOptions,
         enableOfflineQueue: false,
@@ -152,6 +171,26 @@ class IoRedisClient implements RedisClient {
     }
   }
 
+  /** The connection broke: the commands out fail now, and the listeners hear it once. */
+  #lost(): void {
+    const why = `the connection to ${this.target.shown} was lost`;
+    for (const reject of [...this.#out]) reject(new RedisDown(why));
+    this.#out.clear();
+    for (const l of this.#onLost) l(why);
+  }
+
+  /** `p`, or `RedisDown` as soon as the connection breaks while it is out. */
+  #tracked<T>(p: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#out.add(reject);
+      p.then(resolve, reject).finally(() => this.#out.delete(reject));
+    });
+  }
+
+  onLost(listener: (why: string) => void): void {
+    this.#onLost.push(listener);
+  }
+
   /** The connected client; a command made before the first connection waits for it a while. */
   async #client(): Promise<Redis | Cluster> {
     if (this.#inner === null) await this.ready(2000);
@@ -161,7 +200,7 @@ class IoRedisClient implements RedisClient {
   async call(cmd: Command): Promise<Reply> {
     const c = await this.#client();
     try {
-      return await c.call(String(cmd[0]), ...cmd.slice(1)) as Reply;
+      return await this.#tracked(c.call(String(cmd[0]), ...cmd.slice(1))) as Reply;
     } catch (e) {
       throw asReplyError(e);
     }
@@ -172,8 +211,9 @@ class IoRedisClient implements RedisClient {
     const c = await this.#client();
     let out: [Error | null, unknown][] | null;
     try {
-      out = await c.pipeline(cmds.map((x) => ["call", String(x[0]), ...x.slice(1).map(String)]))
-        .exec();
+      out = await this.#tracked(
+        c.pipeline(cmds.map((x) => ["call", String(x[0]), ...x.slice(1).map(String)])).exec(),
+      );
     } catch (e) {
       throw asReplyError(e);
     }

@@ -53,5 +53,12 @@ export interface RedisClient {
     onMessage: (channel: string, message: string) => void,
     onReady: () => void,
   ): RedisSubscriber;
+  /**
+   * `listener` is called once each time a working connection to Redis is lost (a server killed
+   * or restarted, the network gone), before any reconnect; commands out at that moment reject
+   * with `RedisDown` then, rather than wait to be sent again. Callers report the outage from
+   * here, so it is told even when none of their commands happened to fail.
+   */
+  onLost(listener: (why: string) => void): void;
   close(): void;
 }

@@ -6,7 +6,9 @@
  * with an expiry it refreshes. Nothing here is awaited by the session or the door: the log hands
  * the subscription its events and returns.
  *
- * Redis down: the first failure is reported once (stderr and the trace's `cluster_publish` line),
+ * Redis down: the connection's loss (client_types.ts `onLost`, told even when no command was out:
+ * an idle session's Redis restarted empty must get its facts again) or the first failure is
+ * reported once (stderr and the trace's `cluster_publish` line),
  * events wait in the queue (at most `PUBLISH_QUEUE` of them, the oldest dropped beyond that), and
  * the publisher reconnects with backoff. Back up, it republishes every fact, then what it missed:
  * from its queue, else from the log's replay ring; events neither still holds are a hole in the
@@ -19,7 +21,13 @@ import type { Subscription } from "../events/subscription.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
 import { ALIVE_TTL_MS, KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
-import { type Command, type RedisClient, RedisReplyError, type Reply } from "./client_types.ts";
+import {
+  type Command,
+  type RedisClient,
+  RedisDown,
+  RedisReplyError,
+  type Reply,
+} from "./client_types.ts";
 import { closedId, entryFields, entryId } from "./stream_entry.ts";
 
 /** Events held for publishing while Redis does not take them. */
@@ -63,6 +71,8 @@ export class Publisher {
   #published = 0;
   #lostSinceDown = 0;
   #down = false;
+  /** The connection was lost since the last sync (why), or null. */
+  #lost: string | null = null;
   #stopping = false;
   #tasksSent = new Map<string, string>();
   /** Per task: history messages written (from 0); cleared on a reconnect, so all are again. */
@@ -79,6 +89,10 @@ export class Publisher {
     this.#keys = sessionKeys(o.session.id);
     this.#sub = o.session.log.subscribe(undefined, PUBLISH_QUEUE);
     this.#timer = setInterval(() => this.#nudge(), TASK_SWEEP_MS);
+    o.client.onLost((why) => {
+      this.#lost = why;
+      this.#nudge();
+    });
     this.#done = this.#run();
   }
 
@@ -114,6 +128,8 @@ export class Publisher {
       try {
         // The client reconnects by itself (client.ts); this waits for it, or reports the outage.
         await this.#o.client.ready(2000);
+        // A loss told before this sync is what the sync recovers from.
+        this.#lost = null;
         await this.#sync();
         if (this.#down) {
           this.#down = false;
@@ -168,6 +184,8 @@ export class Publisher {
   /** Publishes as events come; returns true once the stream has ended and all is written. */
   async #follow(): Promise<boolean> {
     for (;;) {
+      // Lost while idle or between writes: the outage is reported, and the facts written again.
+      if (this.#lost !== null) throw new RedisDown(this.#lost);
       this.#take();
       await this.#publish();
       if (this.#sub.ended && this.#sub.pending === 0 && this.#pending.length === 0) {

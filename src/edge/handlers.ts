@@ -89,6 +89,7 @@ async function watchSession(c: EdgeCall): Promise<Response> {
     lastEventId: await cursorOf(m, c.headers),
     warn: c.warn,
     rebase: rebaseOf(c),
+    quietLag: true,
   });
   return sseResponse(body, [DOOR_URI, STREAM_URI]);
 }
@@ -129,6 +130,7 @@ async function subscribeToTask(c: EdgeCall): Promise<Response> {
     lastEventId: requested ?? mark,
     warn: c.warn,
     rebase: rebaseOf(c),
+    quietLag: true,
   });
   return sseResponse(body, activated ? [STREAM_URI] : []);
 }

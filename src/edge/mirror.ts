@@ -50,8 +50,12 @@ export class SessionMirror implements Followed {
   /** When the last connection using it went away (for the edge's idle sweep). */
   idleSince = Date.now();
 
-  constructor(sessionId: string) {
+  /** Events missing between two the stream holds (`from`–`to`): said once per hole. */
+  readonly #onHole: (from: number, to: number) => void;
+
+  constructor(sessionId: string, onHole: (from: number, to: number) => void = () => {}) {
     this.sessionId = sessionId;
+    this.#onHole = onHole;
     this.#keys = sessionKeys(sessionId);
     this.ready = new Promise((r) => (this.#tried = r));
   }
@@ -152,7 +156,9 @@ export class SessionMirror implements Followed {
       if (e.activated.startsWith('{"artifactUpdate"') && e.activated.includes("/files/")) {
         e.files = true;
       }
+      const held = this.log.lastId;
       if (this.log.appendMirrored(e) === null) continue;
+      if (held > 0 && e.id > held + 1) this.#onHole(held + 1, e.id - 1);
       if (e.standard) this.#track(e.taskId, e.state, e.terminal, e.inputRequired, e);
     }
   }

@@ -13,9 +13,11 @@ export class Mirrors {
   readonly #reader: StreamReader;
   readonly #mirrors = new Map<string, SessionMirror>();
   readonly #sweep: ReturnType<typeof setInterval>;
+  readonly #warn: (line: string) => void;
 
-  constructor(reader: StreamReader) {
+  constructor(reader: StreamReader, warn: (line: string) => void) {
     this.#reader = reader;
+    this.#warn = warn;
     this.#sweep = setInterval(() => this.#idle(), 5000);
   }
 
@@ -24,7 +26,10 @@ export class Mirrors {
     let m = this.#mirrors.get(sessionId);
     if (!m || m.log.closed) {
       if (m) this.#reader.unfollow(sessionId);
-      m = new SessionMirror(sessionId);
+      m = new SessionMirror(sessionId, (from, to) =>
+        this.#warn(
+          `[murmur] edge: session ${sessionId}: events ${from}–${to} are not in Redis (published while it was down, or lost with its data); its watchers get lagged, a replay across them gap`,
+        ));
       this.#mirrors.set(sessionId, m);
       this.#reader.follow(m);
     }

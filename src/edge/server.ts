@@ -72,7 +72,7 @@ const problem = (status: number, error: string, message: string) =>
 // themselves are a table (handlers.ts).
 export function startEdge(o: EdgeOptions): Edge {
   const reader = new StreamReader(o.redis, o.warn);
-  const mirrors = new Mirrors(reader);
+  const mirrors = new Mirrors(reader, o.warn);
   const gates = new Map<string, Gate>();
 
   /** The gate of a session's tokens, or why this edge cannot verify them. */

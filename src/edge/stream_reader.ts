@@ -61,6 +61,9 @@ export class StreamReader {
       },
     );
     this.#timer = setInterval(() => this.#sweep(), SWEEP_MS);
+    // Told when the connection breaks, not only when a read fails: an outage shorter than a
+    // sweep, with no read out at that moment, would otherwise go unsaid.
+    client.onLost((why) => this.#failed(new RedisDown(why)));
   }
 
   /** Sessions followed now (the bench reads it beside the edge's Redis connections). */

@@ -205,7 +205,7 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
         const { entries, missed } = sub.take();
         if (missed > 0) {
           this.#lostAny = true;
-          this.#o.warn(`SSE broadcast lagged by ${missed} events`);
+          if (!this.#o.quietLag) this.#o.warn(`SSE broadcast lagged by ${missed} events`);
           if (this.#o.activated) {
             out.bytes(this.#unnumbered(this.#connectionFrame({ frame: "lagged", missed })));
           }

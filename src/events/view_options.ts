@@ -54,8 +54,13 @@ export interface ViewOptions {
   conversationMode?: "stateless" | "threaded";
   /** `Last-Event-ID`, when the request carried a numeric one. */
   lastEventId?: number;
-  /** stderr line for lagged connections. */
+  /** stderr line for a connection's fault, and (unless `quietLag`) for a lagged connection. */
   warn(line: string): void;
   /** An edge's connection: mirrored events naming published files are rewritten (wire.ts). */
   rebase?: WireRebase;
+  /**
+   * No stderr line when this connection lags: on an edge, events missing from Redis reach every
+   * watcher of the session at once, and the mirror says that once (src/edge/mirror.ts).
+   */
+  quietLag?: boolean;
 }

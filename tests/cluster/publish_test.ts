@@ -144,3 +144,34 @@ Deno.test("publishing: Redis down is reported once and touches nothing; back up,
     await redis.close();
   }
 });
+
+Deno.test("publishing: an idle session's Redis restarted empty is reported once and gets every fact again", async () => {
+  const redis = await TestRedis.start();
+  const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
+  try {
+    const keys = sessionKeys(cap.ready.session_id);
+    const a = await send(cap.base, "hello");
+    await until(
+      "the task in Redis",
+      async () =>
+        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
+    );
+    // Nothing is out and nothing waits: no command of the publisher fails. The connection's loss
+    // alone must tell the capsule that Redis forgot the task it wrote.
+    await redis.restart();
+    await until(
+      "the task in the fresh Redis",
+      async () =>
+        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
+    );
+    assert(await redis.cmd("HGET", keys.meta, "door"));
+    cap.kill("SIGTERM");
+    const out = await cap.finished();
+    const downs = out.stderr.split("\n").filter((l) => l.startsWith("warning[W-CLU-001]"));
+    assertEquals(downs.length, 1, out.stderr);
+    assert(/publishing to redis:\/\/127\.0\.0\.1:\d+ again/.test(out.stderr), out.stderr);
+  } finally {
+    await cap.close();
+    await redis.close();
+  }
+});
