@@ -9,6 +9,7 @@ import type { Task } from "../a2a/types.ts";
 import { isTerminal } from "../a2a/types.ts";
 import type { Binding, RpcMethod } from "../door/handlers.ts";
 import { invalidParams, taskNotFound, unsupported } from "../door/jsonrpc.ts";
+import { type ParamsOf, parseParams } from "../a2a/spec.ts";
 import type { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { pollLog } from "../door/poll.ts";
@@ -36,11 +37,14 @@ export interface EdgeSession {
   listTasks(params: Record<string, unknown>): Promise<ReturnType<typeof listRows>>;
 }
 
-export interface EdgeCall {
+export interface EdgeCall<M extends RpcMethod = RpcMethod> {
   session: EdgeSession;
   /** The JSON-RPC request id; null on HTTP+JSON (bare stream events). */
   id: string | number | null;
-  params: Record<string, unknown>;
+  /** The params as src/a2a/spec.ts read them for this method (as the door reads them). */
+  params: ParamsOf<M>;
+  /** The params as the request carried them. */
+  raw: Record<string, unknown>;
   headers: Headers;
   binding: Binding;
   heartbeatMs: number;
@@ -49,7 +53,7 @@ export interface EdgeCall {
   forward(): Promise<Response>;
 }
 
-export type EdgeHandler = (call: EdgeCall) => Promise<Response>;
+export type EdgeHandler<M extends RpcMethod = RpcMethod> = (call: EdgeCall<M>) => Promise<Response>;
 
 /** The replay's cursor, once the mirror has caught up with it (or CATCH_UP_MS passed). */
 async function cursorOf(m: SessionMirror, headers: Headers): Promise<number | undefined> {
@@ -94,8 +98,8 @@ async function watchSession(c: EdgeCall): Promise<Response> {
   return sseResponse(body, [DOOR_URI, STREAM_URI]);
 }
 
-async function subscribeToTask(c: EdgeCall): Promise<Response> {
-  const id = idParam(c, "SubscribeToTask");
+async function subscribeToTask(c: EdgeCall<"SubscribeToTask">): Promise<Response> {
+  const id = c.params.id;
   if (!c.session.meta.acceptsTasks) {
     throw unsupported(
       "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
@@ -135,7 +139,8 @@ async function subscribeToTask(c: EdgeCall): Promise<Response> {
   return sseResponse(body, activated ? [STREAM_URI] : []);
 }
 
-export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
+/** The method table: each handler takes its own method's params (a wrong one does not compile). */
+export const EDGE_HANDLERS: { [M in RpcMethod]: EdgeHandler<M> } = {
   SendMessage: forwarded,
   SendStreamingMessage: forwarded,
   CancelTask: forwarded,
@@ -148,14 +153,14 @@ export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
   "murmur.WatchSession": watchSession,
   SubscribeToTask: subscribeToTask,
   GetTask: async (c) => {
-    const id = idParam(c, "GetTask");
-    const task = await c.session.task(id, historyLengthOf(c.params));
+    const id = c.params.id;
+    const task = await c.session.task(id, historyLengthOf(c.raw));
     if (!task) throw taskNotFound(id);
     return c.binding.result(task);
   },
-  ListTasks: async (c) => c.binding.result(await c.session.listTasks(c.params)),
+  ListTasks: async (c) => c.binding.result(await c.session.listTasks(c.raw)),
   "murmur.PollSession": async (c) =>
-    c.binding.result(await pollLog((await c.session.mirror()).log, c.params)),
+    c.binding.result(await pollLog((await c.session.mirror()).log, c.raw)),
   GetExtendedAgentCard: (c) => {
     const ext = c.session.meta.extendedCard;
     if (ext === null) throw unsupported("this agent serves no extended agent card");
@@ -163,7 +168,23 @@ export const EDGE_HANDLERS: Record<RpcMethod, EdgeHandler> = {
   },
 };
 
-/** The handler of `method`, or null when no edge serves it. */
-export function edgeHandlerOf(method: string): EdgeHandler | null {
-  return Object.hasOwn(EDGE_HANDLERS, method) ? EDGE_HANDLERS[method as RpcMethod] : null;
+/** Whether an edge serves `method` (every method a door can serve). */
+export function isEdgeMethod(method: string): method is RpcMethod {
+  return Object.hasOwn(EDGE_HANDLERS, method);
+}
+
+/**
+ * Calls `method`'s handler: a forwarded method as it came (the door reads its params), any other
+ * with its params read by the door's own spec and refused as the door refuses them.
+ */
+export function callEdge<M extends RpcMethod>(
+  method: M,
+  call: Omit<EdgeCall<M>, "params">,
+): Promise<Response> {
+  // The table pairs each method with its handler; the compiler cannot follow the pair through M.
+  const handler = EDGE_HANDLERS[method] as EdgeHandler<M>;
+  if ((handler as unknown) === forwarded) return call.forward();
+  const read = parseParams(method, call.raw);
+  if (!read.ok) throw invalidParams(read.message);
+  return handler({ ...call, params: read.params });
 }

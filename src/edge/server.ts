@@ -24,7 +24,7 @@ import { restBinding } from "../door/server.ts";
 import { ConnectionFault } from "../events/view.ts";
 import { UI_STATUS_PATH } from "../ui/routes.ts";
 import { forward, type Forwarded, forwardGet } from "./forward.ts";
-import { edgeHandlerOf, type EdgeSession } from "./handlers.ts";
+import { callEdge, type EdgeSession, isEdgeMethod } from "./handlers.ts";
 import { Mirrors } from "./mirrors.ts";
 import { edgePageFile, serveEdgePage } from "./page.ts";
 import {
@@ -122,13 +122,12 @@ export function startEdge(o: EdgeOptions): Edge {
     to: Forwarded,
   ): Promise<Response> => {
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
-    const handler = edgeHandlerOf(method);
-    if (!handler) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isEdgeMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
     try {
-      return await handler({
+      return await callEdge(method, {
         session: s.session,
         id,
-        params,
+        raw: params,
         headers: s.req.headers,
         binding,
         heartbeatMs: o.heartbeatMs,

@@ -198,3 +198,53 @@ Deno.test("edge bindings: each HTTP+JSON route answers on the edge as on the cap
     await redis.close();
   }
 });
+
+Deno.test("edge bindings: bad params are refused on the edge exactly as on the capsule's door", async () => {
+  const redis = await TestRedis.start();
+  const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
+  const edge = await startEdgeProc(redis.url);
+  try {
+    const at = await sessionOn(edge, cap.ready.session_id);
+    // Methods the edge answers itself (from Redis) and ones it forwards, each with bad params.
+    const bad: [string, unknown][] = [
+      ["GetTask", {}],
+      ["GetTask", { id: "" }],
+      ["GetTask", { id: 7 }],
+      ["GetTask", { id: "t", historyLength: -1 }],
+      ["GetTask", { id: "t", historyLength: "x" }],
+      ["GetTask", "not an object"],
+      ["SubscribeToTask", {}],
+      ["SubscribeToTask", { id: "" }],
+      ["ListTasks", { pageSize: -1 }],
+      ["ListTasks", { pageSize: 1.5 }],
+      ["ListTasks", { status: "TASK_STATE_NOPE" }],
+      ["ListTasks", { pageToken: 3 }],
+      ["murmur.PollSession", { cursor: -1 }],
+      ["murmur.PollSession", { cursor: "x" }],
+      ["murmur.PollSession", { cursor: 0, waitSecs: 99 }],
+      ["CancelTask", {}],
+      ["SendMessage", {}],
+      ["SendMessage", { message: { role: "ROLE_USER", parts: [] } }],
+      ["GetTaskPushNotificationConfig", { taskId: "" }],
+    ];
+    for (const [method, params] of bad) {
+      const rpc = (base: string) =>
+        answer(`${base}/`, {
+          method: "POST",
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        });
+      const door = await rpc(cap.base);
+      const there = await rpc(at);
+      assert.ok(door.body.error, `${method} ${JSON.stringify(params)}: ${JSON.stringify(door)}`);
+      assert.deepEqual(there, door, `${method} ${JSON.stringify(params)}`);
+    }
+    // The HTTP+JSON binding: the same Status body and HTTP status.
+    for (const path of ["/tasks?pageSize=-1", "/tasks?status=NOPE", "/tasks/t?historyLength=-1"]) {
+      assert.deepEqual(await answer(`${at}${path}`), await answer(`${cap.base}${path}`), path);
+    }
+  } finally {
+    await edge.kill();
+    await cap.close();
+    await redis.close();
+  }
+});
