@@ -1,9 +1,26 @@
 /**
- * An SSE response and the two request headers every stream endpoint reads, shared by the door
+ * An SSE response, the two request headers every stream endpoint reads and its refusals, shared by the door
  * (src/door/streams.ts) and `mur edge` (src/edge/server.ts), so both answer with the same headers:
  * `A2A-Extensions` naming the stream extension activates it; `Last-Event-ID` resumes a stream.
  */
+import type { TaskState } from "../a2a/types.ts";
 import { STREAM_URI } from "../events/frames.ts";
+import { type RpcError, unsupported } from "./jsonrpc.ts";
+
+/** SubscribeToTask on a capsule that takes no tasks (the door's and the edge's refusal). */
+export function noTaskToSubscribe(): RpcError {
+  return unsupported(
+    "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
+  );
+}
+
+/** SubscribeToTask on a task that has ended (the door's and the edge's refusal). */
+export function taskEnded(taskId: string, state: TaskState): RpcError {
+  return unsupported(`task ${taskId} has ended in ${state}; read it with GetTask`, {
+    taskId,
+    state,
+  });
+}
 
 /** The request named the stream extension in any A2A-Extensions line (exact match). */
 export function activates(headers: Headers): boolean {

@@ -13,7 +13,13 @@ import { frameOf } from "../events/wire.ts";
 import { RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
-import { activates, lastEventId, sseResponse } from "./sse_response.ts";
+import {
+  activates,
+  lastEventId,
+  noTaskToSubscribe,
+  sseResponse,
+  taskEnded,
+} from "./sse_response.ts";
 import type { ParamsOf } from "../a2a/spec.ts";
 import { directDecided, directReplyOf } from "./direct_reply.ts";
 
@@ -167,18 +173,11 @@ export function subscribeToTask(
   { id }: ParamsOf<"SubscribeToTask">,
 ): Response {
   if (!ctx.session.acceptsTasks) {
-    throw unsupported(
-      "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
-    );
+    throw noTaskToSubscribe();
   }
   const task = taskFor(ctx, id);
   if (!task) throw taskNotFound(id);
-  if (isTerminal(task.state)) {
-    throw unsupported(`task ${task.id} has ended in ${task.state}; read it with GetTask`, {
-      taskId: task.id,
-      state: task.state,
-    });
-  }
+  if (isTerminal(task.state)) throw taskEnded(task.id, task.state);
   return taskView(ctx, req, "subscribe", task, { task: toA2A(task) }, []);
 }
 

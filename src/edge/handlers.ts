@@ -13,7 +13,13 @@ import { type ParamsOf, parseParams } from "../a2a/spec.ts";
 import type { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { pollLog } from "../door/poll.ts";
-import { activates, lastEventId, sseResponse } from "../door/sse_response.ts";
+import {
+  activates,
+  lastEventId,
+  noTaskToSubscribe,
+  sseResponse,
+  taskEnded,
+} from "../door/sse_response.ts";
 import { DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import { openView } from "../events/view.ts";
 import type { SessionMirror } from "./mirror.ts";
@@ -66,22 +72,15 @@ async function cursorOf(m: SessionMirror, headers: Headers): Promise<number | un
   return id;
 }
 
-const forwarded: EdgeHandler = (c) => c.forward();
-
-function idParam(c: EdgeCall, method: string): string {
-  const id = c.params.id;
-  if (typeof id !== "string" || id === "") {
-    throw invalidParams(`Invalid params: ${method} requires an id`);
-  }
-  return id;
-}
+/** A method the capsule's door answers: its params are the door's to read (and refuse). */
+const forwarded = (c: { forward(): Promise<Response> }) => c.forward();
 
 /** The stream's published files named through this edge (docs/protocol.md "Files and data"). */
 function rebaseOf(c: EdgeCall): WireRebase {
   return { key: c.session.base, rewrite: filesAt(c.session.meta.door, c.session.base) };
 }
 
-async function watchSession(c: EdgeCall): Promise<Response> {
+async function watchSession(c: EdgeCall<"murmur.WatchSession">): Promise<Response> {
   const m = await c.session.mirror();
   const body = openView({
     kind: "watch",
@@ -101,9 +100,7 @@ async function watchSession(c: EdgeCall): Promise<Response> {
 async function subscribeToTask(c: EdgeCall<"SubscribeToTask">): Promise<Response> {
   const id = c.params.id;
   if (!c.session.meta.acceptsTasks) {
-    throw unsupported(
-      "this capsule takes no tasks (lifecycle.task_acceptance is none), so there is no task to subscribe to",
-    );
+    throw noTaskToSubscribe();
   }
   const m = await c.session.mirror();
   const requested = await cursorOf(m, c.headers);
@@ -116,10 +113,7 @@ async function subscribeToTask(c: EdgeCall<"SubscribeToTask">): Promise<Response
   const streamState = m.stateOf(id);
   if (ended || (streamState && isTerminal(streamState) && requested === undefined)) {
     const state = ended ?? streamState!;
-    throw unsupported(`task ${id} has ended in ${state}; read it with GetTask`, {
-      taskId: id,
-      state,
-    });
+    throw taskEnded(id, state);
   }
   const activated = activates(c.headers);
   const body = openView({
