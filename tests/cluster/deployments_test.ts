@@ -7,7 +7,7 @@
  * (`lagged`, `gap`): never a silent loss.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { type Capsule, startCapsule } from "../helpers/capsule.ts";
+import { type Capsule, rpc, startCapsule } from "../helpers/capsule.ts";
 import { type EdgeProc, startEdgeProc } from "../helpers/edge.ts";
 import { IdWatcher } from "../helpers/id_watcher.ts";
 import { TestCluster, TestSentinel, TlsRedis } from "../helpers/redis_topologies.ts";
@@ -29,15 +29,6 @@ function manifest(redis: string) {
     lifecycle: { task_acceptance: "queue", queue_depth: 8, after_task: "sleep" },
     cluster: { redis },
   };
-}
-
-async function rpc(base: string, method: string, params: unknown) {
-  const res = await fetch(base + "/", {
-    method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return await res.json();
 }
 
 const send = async (base: string, text: string) =>

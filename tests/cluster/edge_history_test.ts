@@ -5,52 +5,19 @@
  * Read with the real `@a2a-js/sdk` client over JSON-RPC, a real redis-server and edge process.
  */
 import assert from "node:assert/strict";
-import {
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
-import { startCapsule } from "../helpers/capsule.ts";
+import { rpc, startCapsule } from "../helpers/capsule.ts";
 import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest } from "./fixtures.ts";
 import { BIG, publishingCapsule } from "../door/publish_fixture.ts";
-
-const loopback: typeof fetch = (input, init) =>
-  fetch(
-    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
-    init,
-  );
+import { sdkClient, sdkMessage as msg } from "../helpers/sdk.ts";
 
 // deno-lint-ignore no-explicit-any
 const q = (x: unknown) => x as any;
 // deno-lint-ignore no-explicit-any
 const texts = (history: any[]) => history.map((m) => m.parts[0].content.value);
-
-function msg(text: string, taskId?: string) {
-  return {
-    messageId: crypto.randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-    ...(taskId ? { taskId } : {}),
-  };
-}
-
-async function rpc(base: string, method: string, params: unknown, token?: string) {
-  const res = await fetch(base + "/", {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "a2a-version": "1.0",
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return await res.json();
-}
 
 for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
   Deno.test(`edge over ${binding}: GetTask historyLength 2 after one input round is the answer and the reply; ListTasks and 0 as the capsule's door`, async () => {
@@ -73,15 +40,7 @@ for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
     const edge = await startEdgeProc(redis.url);
     try {
       const at = await sessionOn(edge, cap.ready.session_id);
-      const c = await new ClientFactory({
-        transports: [
-          binding === "JSONRPC"
-            ? new JsonRpcTransportFactory({ fetchImpl: loopback })
-            : new RestTransportFactory({ fetchImpl: loopback }),
-        ],
-        cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-        preferredTransports: [binding],
-      }).createFromUrl(`${at}/`);
+      const c = await sdkClient(`${at}/`, binding);
       // Sent through the edge (forwarded to the capsule), answered through the edge.
       const waiting = q(await c.sendMessage(q({ message: msg("weather please") })));
       assert.equal(waiting.status.state, TaskState.TASK_STATE_INPUT_REQUIRED);

@@ -6,25 +6,13 @@
  * the real `@a2a-js/sdk` client on JSON-RPC and REST, as the resumed capsule's door does.
  */
 import assert from "node:assert/strict";
-import {
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
-import { type Capsule, startCapsule, writeCapsule } from "../helpers/capsule.ts";
-import { q } from "../helpers/sdk.ts";
+import { type Capsule, rpc, startCapsule, writeCapsule } from "../helpers/capsule.ts";
+import { q, sdkClient } from "../helpers/sdk.ts";
 import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { clusterManifest } from "./fixtures.ts";
-
-const loopback: typeof fetch = (input, init) =>
-  fetch(
-    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
-    init,
-  );
 
 // deno-lint-ignore no-explicit-any
 const texts = (history: any[]) => history.map((m) => m.parts[0].content.value);
@@ -39,26 +27,7 @@ function msg(text: string, taskId?: string) {
   };
 }
 
-async function rpc(base: string, method: string, params: unknown) {
-  const res = await fetch(base + "/", {
-    method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
-  });
-  return await res.json();
-}
-
-function sdk(at: string, binding: "JSONRPC" | "HTTP+JSON") {
-  return new ClientFactory({
-    transports: [
-      binding === "JSONRPC"
-        ? new JsonRpcTransportFactory({ fetchImpl: loopback })
-        : new RestTransportFactory({ fetchImpl: loopback }),
-    ],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-    preferredTransports: [binding],
-  }).createFromUrl(`${at}/`);
-}
+const sdk = (at: string, binding: "JSONRPC" | "HTTP+JSON") => sdkClient(`${at}/`, binding);
 
 Deno.test("edge: a resumed session's old task answers GetTask historyLength 2 on JSON-RPC and REST", async () => {
   const redis = await TestRedis.start();

@@ -6,7 +6,7 @@
  * happened meanwhile is published when Redis is back.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { startCapsule } from "../helpers/capsule.ts";
+import { rpc, startCapsule, userMessage } from "../helpers/capsule.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
 import { sessionKeys } from "../../src/cluster/keys.ts";
@@ -14,20 +14,10 @@ import type { Reply } from "../../src/cluster/client.ts";
 import { clusterManifest, FLOOD_SCRIPT } from "./fixtures.ts";
 
 async function send(base: string, text: string): Promise<string> {
-  const res = await fetch(base + "/", {
-    method: "POST",
-    headers: { "content-type": "application/json", "a2a-version": "1.0" },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "SendMessage",
-      params: {
-        message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] },
-        configuration: { returnImmediately: true },
-      },
-    }),
+  const body = await rpc(base, "SendMessage", {
+    ...userMessage(text),
+    configuration: { returnImmediately: true },
   });
-  const body = await res.json();
   return body.result.task.id;
 }
 

@@ -6,40 +6,11 @@
  * default) the same one-turn answer is a Task, and the card is the same either way.
  */
 import assert from "node:assert/strict";
-import {
-  type Client,
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { call, capsule } from "./helpers.ts";
 import { collect, streamRequest } from "../helpers/sse.ts";
+import { sdkClient as client, sdkMessage as msg } from "../helpers/sdk.ts";
 
-const loopback: typeof fetch = (input, init) =>
-  fetch(
-    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
-    init,
-  );
-
-function client(base: string, binding: "JSONRPC" | "HTTP+JSON"): Promise<Client> {
-  return new ClientFactory({
-    transports: [
-      binding === "JSONRPC"
-        ? new JsonRpcTransportFactory({ fetchImpl: loopback })
-        : new RestTransportFactory({ fetchImpl: loopback }),
-    ],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-    preferredTransports: [binding],
-  }).createFromUrl(base);
-}
-
-const msg = (text: string) => ({
-  messageId: crypto.randomUUID(),
-  role: Role.ROLE_USER,
-  parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-});
 // deno-lint-ignore no-explicit-any
 const q = (x: unknown) => x as any;
 

@@ -6,42 +6,10 @@
  * manifest's `lifecycle.history_limit` drops the oldest and the Task says how many.
  */
 import assert from "node:assert/strict";
-import {
-  type Client,
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { call, capsule } from "./helpers.ts";
 import { collect, streamRequest } from "../helpers/sse.ts";
-
-const loopback: typeof fetch = (input, init) =>
-  fetch(
-    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
-    init,
-  );
-
-function client(base: string, binding: "JSONRPC" | "HTTP+JSON"): Promise<Client> {
-  const transport = binding === "JSONRPC"
-    ? new JsonRpcTransportFactory({ fetchImpl: loopback })
-    : new RestTransportFactory({ fetchImpl: loopback });
-  return new ClientFactory({
-    transports: [transport],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-    preferredTransports: [binding],
-  }).createFromUrl(base);
-}
-
-function msg(text: string, taskId?: string) {
-  return {
-    messageId: crypto.randomUUID(),
-    role: Role.ROLE_USER,
-    parts: [{ content: { $case: "text" as const, value: text }, mediaType: "text/plain" }],
-    ...(taskId ? { taskId } : {}),
-  };
-}
+import { sdkClient as client, sdkMessage as msg } from "../helpers/sdk.ts";
 
 // deno-lint-ignore no-explicit-any
 const q = (x: unknown) => x as any;

@@ -102,23 +102,36 @@ export async function startCapsule(o: CapsuleOptions): Promise<Capsule> {
       const stdout = mur.out.text().slice(mur.out.text().indexOf("\n") + 1);
       return { code: st.code, stdout, stderr: mur.err.text() };
     },
-    async rpc(method, params = {}, opts = {}) {
-      const res = await fetch(base + "/", {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "a2a-version": "1.0",
-          ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-          ...opts.headers,
-        },
-        body: JSON.stringify({ jsonrpc: "2.0", id: opts.id ?? 1, method, params }),
-      });
-      return await res.json();
-    },
+    rpc: (method, params = {}, opts = {}) => rpc(base, method, params, opts),
     kill: (signal = "SIGKILL") => mur.kill(signal),
     close: () => mur.close(),
   };
   return cap;
+}
+
+/**
+ * One JSON-RPC call to a door, or to a session's path on an edge, at `base`; the parsed answer
+ * (`any`: tests read it by path). A string for `opts` is a bearer token.
+ */
+export async function rpc(
+  base: string,
+  method: string,
+  params: unknown = {},
+  opts: RpcOptions | string = {},
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const o = typeof opts === "string" ? { token: opts } : opts;
+  const res = await fetch(base + "/", {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "a2a-version": "1.0",
+      ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+      ...o.headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: o.id ?? 1, method, params }),
+  });
+  return await res.json();
 }
 
 export function userMessage(text: string, extra: Record<string, unknown> = {}) {

@@ -8,33 +8,9 @@
  * resume, which still answers the first task (carried from journal to journal).
  */
 import assert from "node:assert/strict";
-import {
-  type Client,
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-} from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { type Capsule, startCapsule, writeCapsule } from "../helpers/capsule.ts";
-import { q, sdkMessage } from "../helpers/sdk.ts";
-
-const loopback: typeof fetch = (input, init) =>
-  fetch(
-    String(input instanceof Request ? input.url : input).replace("//localhost:", "//127.0.0.1:"),
-    init,
-  );
-
-function client(base: string, binding: "JSONRPC" | "HTTP+JSON"): Promise<Client> {
-  const transport = binding === "JSONRPC"
-    ? new JsonRpcTransportFactory({ fetchImpl: loopback })
-    : new RestTransportFactory({ fetchImpl: loopback });
-  return new ClientFactory({
-    transports: [transport],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: loopback }),
-    preferredTransports: [binding],
-  }).createFromUrl(base);
-}
+import { loopback, q, sdkClient as client, sdkMessage } from "../helpers/sdk.ts";
 
 function msg(text: string, taskId?: string) {
   return { ...sdkMessage(text), ...(taskId ? { taskId } : {}) };
