@@ -98,17 +98,8 @@ export function callTurn(calls: [string, string][]) {
   };
 }
 
-/** The trace lines of a capsule's session. */
-export async function traceOf(cap: Capsule): Promise<Record<string, unknown>[]> {
-  const text = await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`).catch(() => "");
-  return text.split("\n").filter((l) => l.trim()).flatMap((l) => {
-    try {
-      return [JSON.parse(l)];
-    } catch {
-      return [];
-    }
-  });
-}
+/** The trace lines of a capsule's session (the door tests' reader). */
+export { traceOf } from "../door/helpers.ts";
 
 /** Closes every capsule (SIGKILL of its process tree, then its temp dir). */
 export async function closeAll(caps: (Capsule | undefined)[]): Promise<void> {
