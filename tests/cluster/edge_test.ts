@@ -27,6 +27,14 @@ async function rpc(base: string, method: string, params: unknown, token?: string
   return { status: res.status, body: await res.json() };
 }
 
+/** Waits until GetTask at `base` (a door or an edge's session path) says the task is in `state`. */
+const reach = (base: string, id: string, state: string) =>
+  until(
+    `${id} ${state}`,
+    async () =>
+      (await rpc(base, "GetTask", { id })).body.result?.status.state === state ? true : undefined,
+  );
+
 const send = async (base: string, text: string) =>
   (await rpc(base, "SendMessage", {
     message: { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text }] },
@@ -83,13 +91,7 @@ Deno.test("edge: the same events under the same ids as the capsule's door; the s
     );
     // A live task: SubscribeToTask on the edge, CancelTask through the edge ends it.
     const slow = await send(at, "slow");
-    await until(
-      "slow working",
-      async () =>
-        (await rpc(at, "GetTask", { id: slow })).body.result?.status.state === "TASK_STATE_WORKING"
-          ? true
-          : undefined,
-    );
+    await reach(at, slow, "TASK_STATE_WORKING");
     // A task queued behind it changes without an event: the edge still knows it (the publisher
     // looks at the registry every second).
     const queued = await send(at, "hello");
@@ -242,13 +244,7 @@ Deno.test("edge: heartbeats, a slow reader told lagged, plain task streams, Send
     assertEquals(ids.length + missed, last);
     // A plain SubscribeToTask: standard events only, no extension named.
     const slow = await send(at, "slow");
-    await until(
-      "slow working",
-      async () =>
-        (await rpc(at, "GetTask", { id: slow })).body.result?.status.state === "TASK_STATE_WORKING"
-          ? true
-          : undefined,
-    );
+    await reach(at, slow, "TASK_STATE_WORKING");
     const sub = await streamRequest(at, "SubscribeToTask", { id: slow });
     assertEquals(sub.headers.get("a2a-extensions"), null);
     const reading = collect(sub, () => false, 20_000);
