@@ -68,15 +68,44 @@ interface SessionRequest {
 const problem = (status: number, error: string, message: string) =>
   json(status, JSON.stringify({ error, message }));
 
-// Why long: the edge's routes as closures over its reader, mirror cache and gates; the handlers
-// themselves are a table (handlers.ts).
-export function startEdge(o: EdgeOptions): Edge {
-  const reader = new StreamReader(o.redis, o.warn);
-  const mirrors = new Mirrors(reader, o.warn);
-  const gates = new Map<string, Gate>();
+/**
+ * The edge's routes over its reader, mirror cache and gates: a request for a session is looked up
+ * (`#forSession`), admitted by the session's gate, and answered by the method table (`#dispatch`,
+ * handlers.ts) in either binding (`#admitted`).
+ */
+class EdgeRoutes {
+  readonly reader: StreamReader;
+  readonly mirrors: Mirrors;
+  readonly #o: EdgeOptions;
+  readonly #gates = new Map<string, Gate>();
+  /** The port served (set once listening): the host of a request without a Host header. */
+  port = 0;
+
+  constructor(o: EdgeOptions) {
+    this.#o = o;
+    this.reader = new StreamReader(o.redis, o.warn);
+    this.mirrors = new Mirrors(this.reader, o.warn);
+  }
+
+  async handle(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    if (url.pathname === "/healthz" && req.method === "GET") {
+      try {
+        await this.#o.redis.call(["PING"]);
+        return json(200, JSON.stringify({ ok: true }));
+      } catch (e) {
+        return json(503, JSON.stringify({ ok: false, error: (e as Error).message }));
+      }
+    }
+    // The card's interface URL has no trailing slash: a JSON-RPC client posts to it as it is.
+    const route = /^\/sessions\/(ses_[0-9a-f]{32})(\/.*)?$/.exec(url.pathname);
+    if (!route) return bare(404);
+    return await this.#forSession(req, url, route[1], route[2] ?? "/");
+  }
 
   /** The gate of a session's tokens, or why this edge cannot verify them. */
-  const gateOf = async (sessionId: string, meta: SessionMeta): Promise<Gate | Response> => {
+  async #gateOf(sessionId: string, meta: SessionMeta): Promise<Gate | Response> {
+    const o = this.#o;
     if (meta.auth === "none") return new Gate(null, meta.name);
     if (meta.auth === "unverifiable" || o.clusterKey === null) {
       return problem(
@@ -87,40 +116,44 @@ export function startEdge(o: EdgeOptions): Edge {
           : "this edge has no MURMUR_CLUSTER_KEY, so it cannot verify this session's tokens",
       );
     }
-    let g = gates.get(sessionId);
+    let g = this.#gates.get(sessionId);
     if (!g) {
       const auth = await DoorAuth.verifying(await sessionTokenKey(o.clusterKey, sessionId));
-      gates.set(sessionId, g = new Gate(auth, meta.name));
+      this.#gates.set(sessionId, g = new Gate(auth, meta.name));
     }
     return g;
-  };
+  }
 
-  const sessionOf = (id: string, meta: SessionMeta, base: string): EdgeSession => ({
-    id,
-    meta,
-    base,
-    mirror: () => mirrors.of(id),
-    task: (taskId, history) => readTask(o.redis, id, taskId, history, filesAt(meta.door, base)),
-    listTasks: async (params) => {
-      const rows = await readTaskRows(o.redis, id, filesAt(meta.door, base));
-      const page = listRows(rows, params);
-      await pageWithHistory(o.redis, id, page, rows, historyLengthOf(params));
-      return page;
-    },
-  });
+  #sessionOf(id: string, meta: SessionMeta, base: string): EdgeSession {
+    const redis = this.#o.redis;
+    return {
+      id,
+      meta,
+      base,
+      mirror: () => this.mirrors.of(id),
+      task: (taskId, history) => readTask(redis, id, taskId, history, filesAt(meta.door, base)),
+      listTasks: async (params) => {
+        const rows = await readTaskRows(redis, id, filesAt(meta.door, base));
+        const page = listRows(rows, params);
+        await pageWithHistory(redis, id, page, rows, historyLengthOf(params));
+        return page;
+      },
+    };
+  }
 
   /**
    * One call through the table. `id` null: HTTP+JSON, whose stream events wear no envelope and
    * whose refusals are Status bodies; else the JSON-RPC request id.
    */
-  const dispatch = async (
+  async #dispatch(
     s: SessionRequest,
     method: string,
     id: string | number | null,
     params: Record<string, unknown>,
     binding: Binding,
     to: Forwarded,
-  ): Promise<Response> => {
+  ): Promise<Response> {
+    const o = this.#o;
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
     if (!isEdgeMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
     try {
@@ -146,10 +179,10 @@ export function startEdge(o: EdgeOptions): Edge {
       o.warn(`edge: ${method} failed: ${e instanceof Error ? e.message : e}`);
       return refuse(rpcError("internalError", "internal error: the request could not be handled"));
     }
-  };
+  }
 
   /** Past the gate: attachments and the page's status (the capsule's), then either binding. */
-  const admitted = async (s: SessionRequest, gate: Gate, grant: Grant | null) => {
+  async #admitted(s: SessionRequest, gate: Gate, grant: Grant | null): Promise<Response> {
     const { req, url, rest } = s;
     const served = new Set(doorMethods(s.session.meta.auth !== "none", s.session.meta.push));
     if (rest.startsWith("/attachments/") || rest.startsWith("/files/") || rest === UI_STATUS_PATH) {
@@ -170,7 +203,7 @@ export function startEdge(o: EdgeOptions): Edge {
       const refused = await through(r, restChecks(served, gate));
       if (refused) return refused;
       const body = r.route!.body ? JSON.stringify(r.body ?? {}) : null;
-      return await dispatch(s, r.route!.method, null, r.params!, restBinding(req), {
+      return await this.#dispatch(s, r.route!.method, null, r.params!, restBinding(req), {
         method: req.method,
         path: rest + url.search,
         body,
@@ -180,15 +213,15 @@ export function startEdge(o: EdgeOptions): Edge {
     const refused = await through(call, rpcChecks(served, gate));
     if (refused) return refused;
     const env = call.env!;
-    return await dispatch(s, env.method, env.id, env.params, {
+    return await this.#dispatch(s, env.method, env.id, env.params, {
       result: (value) => json(200, rpcResult(env.id, value)),
     }, { method: "POST", path: "/", body: call.bytes! as BodyInit });
-  };
+  }
 
-  const forSession = async (req: Request, url: URL, sessionId: string, rest: string) => {
+  async #forSession(req: Request, url: URL, sessionId: string, rest: string): Promise<Response> {
     let meta: SessionMeta | null;
     try {
-      meta = await readMeta(o.redis, sessionId);
+      meta = await readMeta(this.#o.redis, sessionId);
     } catch (e) {
       return problem(503, "redis_unavailable", (e as Error).message);
     }
@@ -199,7 +232,7 @@ export function startEdge(o: EdgeOptions): Edge {
         `${sessionId} is not published in this edge's Redis (never published, or ended and expired)`,
       );
     }
-    const host = req.headers.get("host") ?? `${o.bind}:${port}`;
+    const host = req.headers.get("host") ?? `${this.#o.bind}:${this.port}`;
     const basePath = `/sessions/${sessionId}`;
     const base = `http://${host}${basePath}`;
     if (rest === "/.well-known/agent-card.json" && req.method === "GET" && !url.search) {
@@ -209,30 +242,17 @@ export function startEdge(o: EdgeOptions): Edge {
     }
     const page = edgePageFile(req, rest);
     if (page !== null) return await serveEdgePage(req, page, basePath);
-    const gate = await gateOf(sessionId, meta);
+    const gate = await this.#gateOf(sessionId, meta);
     if (gate instanceof Response) return gate;
     const pass = await gate.admit(req, isRestPath(rest) ? restRefusal : undefined);
     if (pass instanceof Response) return pass;
-    const session = sessionOf(sessionId, meta, base);
-    return await admitted({ req, url, rest, session }, gate, pass.grant);
-  };
+    const session = this.#sessionOf(sessionId, meta, base);
+    return await this.#admitted({ req, url, rest, session }, gate, pass.grant);
+  }
+}
 
-  const handle = async (req: Request): Promise<Response> => {
-    const url = new URL(req.url);
-    if (url.pathname === "/healthz" && req.method === "GET") {
-      try {
-        await o.redis.call(["PING"]);
-        return json(200, JSON.stringify({ ok: true }));
-      } catch (e) {
-        return json(503, JSON.stringify({ ok: false, error: (e as Error).message }));
-      }
-    }
-    // The card's interface URL has no trailing slash: a JSON-RPC client posts to it as it is.
-    const route = /^\/sessions\/(ses_[0-9a-f]{32})(\/.*)?$/.exec(url.pathname);
-    if (!route) return bare(404);
-    return await forSession(req, url, route[1], route[2] ?? "/");
-  };
-
+export function startEdge(o: EdgeOptions): Edge {
+  const routes = new EdgeRoutes(o);
   const server = Deno.serve({
     hostname: o.bind,
     port: o.port,
@@ -241,13 +261,13 @@ export function startEdge(o: EdgeOptions): Edge {
       if (!(e instanceof ConnectionFault)) o.warn(`edge: ${(e as Error).message}`);
       return bare(500);
     },
-  }, handle);
-  const port = server.addr.port;
+  }, (req) => routes.handle(req));
+  routes.port = server.addr.port;
   return {
-    port,
+    port: routes.port,
     async shutdown() {
-      mirrors.stopAll();
-      reader.stop();
+      routes.mirrors.stopAll();
+      routes.reader.stop();
       o.redis.close();
       await server.shutdown();
     },
