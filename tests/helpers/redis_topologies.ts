@@ -16,10 +16,10 @@
  */
 import { REDIS_SERVER } from "./redis.ts";
 import { until } from "./until.ts";
+import { makeTestCa } from "./test_ca.ts";
 
 export const REDIS_CLI = Deno.env.get("MUR_REDIS_CLI") ?? "/usr/bin/redis-cli";
 export const REDIS_SENTINEL = Deno.env.get("MUR_REDIS_SENTINEL") ?? "/usr/bin/redis-sentinel";
-const OPENSSL = Deno.env.get("MUR_OPENSSL") ?? "openssl";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -82,63 +82,6 @@ async function answers(port: number): Promise<void> {
       return undefined;
     }
   }, 15_000);
-}
-
-/** A test CA and a server certificate for 127.0.0.1 / localhost, made with openssl in `dir`. */
-export async function makeTestCa(dir: string): Promise<{ ca: string; cert: string; key: string }> {
-  const run = async (...args: string[]) => {
-    const out = await new Deno.Command(OPENSSL, { args, cwd: dir, stdout: "null", stderr: "piped" })
-      .output();
-    if (!out.success) {
-      throw new Error(`openssl ${args[0]}: ${new TextDecoder().decode(out.stderr)}`);
-    }
-  };
-  await run(
-    "req",
-    "-x509",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.pem",
-    "-days",
-    "2",
-    "-subj",
-    "/CN=mur test CA",
-  );
-  await run(
-    "req",
-    "-newkey",
-    "rsa:2048",
-    "-nodes",
-    "-keyout",
-    "server.key",
-    "-out",
-    "server.csr",
-    "-subj",
-    "/CN=localhost",
-  );
-  await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  await run(
-    "x509",
-    "-req",
-    "-in",
-    "server.csr",
-    "-CA",
-    "ca.pem",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    "server.pem",
-    "-days",
-    "2",
-    "-extfile",
-    "ext.cnf",
-  );
-  return { ca: `${dir}/ca.pem`, cert: `${dir}/server.pem`, key: `${dir}/server.key` };
 }
 
 /** `redis-server` on TLS only, with one ACL user for mur's keys and channels. */

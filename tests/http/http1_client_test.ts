@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { HttpProtocolError, request } from "../../src/http/http1_client.ts";
+import { makeTestCa } from "../helpers/test_ca.ts";
 
 const enc = new TextEncoder();
 
@@ -268,72 +269,18 @@ Deno.test("http1: leaving the body's loop early closes the connection (the serve
 });
 
 Deno.test("http1: an https:// address is spoken over TLS (a test CA trusted through DENO_CERT)", async () => {
-  // openssl (`deno task test` installs it when missing); a CA and a 127.0.0.1 certificate it signs.
+  // A test CA and a 127.0.0.1 certificate it signs (tests/helpers/test_ca.ts).
   const dir = await Deno.makeTempDir();
   try {
-    const ssl = async (...args: string[]) => {
-      const o = await new Deno.Command(Deno.env.get("MUR_OPENSSL") ?? "openssl", {
-        args,
-        cwd: dir,
-        stdout: "null",
-        stderr: "piped",
-      })
-        .output();
-      assert.ok(o.success, new TextDecoder().decode(o.stderr));
-    };
-    await ssl(
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      "ca.key",
-      "-out",
-      "ca.pem",
-      "-days",
-      "2",
-      "-subj",
-      "/CN=mur test CA",
-    );
-    await ssl(
-      "req",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      "srv.key",
-      "-out",
-      "srv.csr",
-      "-subj",
-      "/CN=127.0.0.1",
-    );
-    await Deno.writeTextFile(`${dir}/ext.cnf`, "subjectAltName=IP:127.0.0.1\n");
-    await ssl(
-      "x509",
-      "-req",
-      "-in",
-      "srv.csr",
-      "-CA",
-      "ca.pem",
-      "-CAkey",
-      "ca.key",
-      "-CAcreateserial",
-      "-out",
-      "srv.pem",
-      "-days",
-      "2",
-      "-extfile",
-      "ext.cnf",
-    );
+    const files = await makeTestCa(dir);
     const ac = new AbortController();
     const listening = Promise.withResolvers<number>();
     const server = Deno.serve({
       hostname: "127.0.0.1",
       port: 0,
       signal: ac.signal,
-      cert: await Deno.readTextFile(`${dir}/srv.pem`),
-      key: await Deno.readTextFile(`${dir}/srv.key`),
+      cert: await Deno.readTextFile(files.cert),
+      key: await Deno.readTextFile(files.key),
       onListen: (a) => listening.resolve(a.port),
     }, () => new Response("over tls ✓"));
     try {
@@ -345,7 +292,7 @@ Deno.test("http1: an https:// address is spoken over TLS (a test CA trusted thro
         console.log(res.status, await res.text());`;
       const out = await new Deno.Command(Deno.execPath(), {
         args: ["eval", code],
-        env: { DENO_CERT: `${dir}/ca.pem` },
+        env: { DENO_CERT: files.ca },
         stdout: "piped",
         stderr: "piped",
       }).output();
