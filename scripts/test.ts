@@ -15,7 +15,8 @@
  */
 import { provision } from "./test/provision.ts";
 
-const args = new Set(Deno.args);
+// `deno task test -- --provision-only` hands the `--` through: it separates, it is no flag.
+const args = new Set(Deno.args.filter((a) => a !== "--"));
 const unknown = [...args].filter((a) => a !== "--provision-only" && a !== "--no-install");
 if (unknown.length > 0) {
   console.error(`error: unknown flag ${unknown[0]} (known: --provision-only, --no-install)`);

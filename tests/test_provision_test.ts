@@ -177,3 +177,25 @@ async function* walk(dir: string): AsyncGenerator<string> {
     else if (e.isFile && e.name.endsWith(".ts")) yield path;
   }
 }
+
+Deno.test("test set-up: `--` before a flag is passed over (deno task hands it through); an unknown flag is refused before anything runs", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "mur-provision-flags-" });
+  try {
+    const run = (args: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", `${ROOT}scripts/test.ts`, ...args],
+        clearEnv: true,
+        env: { PATH: dir, HOME: dir },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    const dashed = await run(["--", "--provision-only", "--no-install"]);
+    assert.equal(dashed.code, 3, new TextDecoder().decode(dashed.stderr));
+    const bogus = await run(["--bogus"]);
+    assert.equal(bogus.code, 2);
+    assert.match(new TextDecoder().decode(bogus.stderr), /^error: unknown flag --bogus/);
+    assert.equal(new TextDecoder().decode(bogus.stdout), "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
