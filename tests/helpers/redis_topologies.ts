@@ -196,6 +196,11 @@ export class TestCluster {
             `${c.dir}/nodes-${port}.conf`,
             "--cluster-node-timeout",
             "1000",
+            // A replica that lost its primary may always take over, however long ago it last
+            // heard from it: under a loaded machine its replication link can look stale, and
+            // the default factor (10) then makes it refuse to fail over at all.
+            "--cluster-replica-validity-factor",
+            "0",
             ...BASE_ARGS,
           ], c.dir),
         ),
@@ -315,15 +320,24 @@ export class TestCluster {
     if (!replica) throw new Error(`primary ${primary.port} has no replica`);
     await this.#procs.get(primary.port)!.kill();
     this.#procs.delete(primary.port);
+    // Bounded, not timed: an election on a loaded 2-core machine can take several node
+    // timeouts; a red run says what every node saw.
     await until(
       "the replica to take over",
       async () => {
         const n = (await this.nodes()).find((x) => x.id === replica.id);
         return n?.role === "master" && n.slots.length > 0 ? n : undefined;
       },
-      30_000,
+      90_000,
       100,
-    );
+    ).catch(async (e) => {
+      const views = await Promise.all(
+        [...this.#procs.keys()].map(async (p) =>
+          `${p}: ${await cli(p, "CLUSTER", "NODES").catch((x) => String(x))}`
+        ),
+      );
+      throw new Error(`${(e as Error).message}\n${views.join("\n")}`);
+    });
     await this.settled();
     return (await this.nodes()).find((x) => x.id === replica.id)!;
   }
