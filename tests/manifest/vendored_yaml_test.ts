@@ -1,5 +1,5 @@
 /**
- * vendor/yaml/yaml.js (the `yaml` package's ES build in one module, scripts/vendor_yaml.ts) must
+ * vendor/yaml/yaml.js (the `yaml` package's ES build in one module, scripts/vendor.ts) must
  * read every document exactly as the npm package does: the same data, the same first error with
  * the same position. Compared on every YAML file of the repository, on documents that fail in the
  * ways the manifest loader reports (src/manifest/load.ts), and on generated data.
@@ -8,7 +8,7 @@ import { deepStrictEqual as assertEquals } from "node:assert/strict";
 import fc from "fast-check";
 import * as vendored from "yaml";
 import * as npm from "yaml-npm";
-import { YAML_VERSION } from "../../scripts/vendor_yaml.ts";
+import { YAML } from "../../scripts/vendor.ts";
 
 const OPTIONS = { prettyErrors: true, uniqueKeys: true, merge: true } as const;
 
@@ -54,9 +54,9 @@ Deno.test("the vendored yaml is the version deno.json's yaml-npm pins", async ()
   const denoJson = JSON.parse(
     await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
   );
-  assertEquals(denoJson.imports["yaml-npm"], `npm:yaml@${YAML_VERSION}`);
+  assertEquals(denoJson.imports["yaml-npm"], `npm:yaml@${YAML.version}`);
   const head = await Deno.readTextFile(new URL("../../vendor/yaml/yaml.js", import.meta.url));
-  assertEquals(head.split("\n")[0], `// @ts-self-types="npm:yaml@${YAML_VERSION}"`);
+  assertEquals(head.split("\n")[0], `// @ts-self-types="npm:yaml@${YAML.version}"`);
 });
 
 Deno.test("the vendored yaml reads every YAML file of the repository as the npm package does", async () => {

@@ -1,5 +1,5 @@
 // @ts-self-types="npm:yaml@2.9.1"
-// yaml 2.9.1 (ISC, Eemeli Aro: vendor/yaml/LICENSE), its ES build bundled into one module by scripts/vendor_yaml.ts. Do not edit: run that script.
+// yaml 2.9.1 (ISC, Eemeli Aro: vendor/yaml/LICENSE), its ES build bundled into one module by scripts/vendor.ts. Do not edit: run that script.
 var __defProp = Object.defineProperty;
 var __export = (target, all) => {
   for (var name in all)

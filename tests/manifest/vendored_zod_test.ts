@@ -1,0 +1,115 @@
+/**
+ * vendor/zod/zod.js (the `zod` package's ES build in one module, scripts/vendor.ts) must validate
+ * exactly as the npm package does: the same data out, or the same issues (code, path, message).
+ * Compared on the kinds of schema mur builds (src/manifest/schema.ts, src/a2a/spec.ts,
+ * src/drivers/script_schema.ts) over generated input. And every vendored file must be what the
+ * script writes, so nobody edits one by hand.
+ */
+import { deepStrictEqual as assertEquals, notDeepStrictEqual } from "node:assert/strict";
+import fc from "fast-check";
+import { z as vendored } from "zod";
+import { z as npm } from "zod-npm";
+import { ZOD } from "../../scripts/vendor.ts";
+
+type Z = typeof npm;
+
+/** The same schemas, built with either copy: strict objects, defaults, unions, refinements. */
+function schemas(z: Z) {
+  const hook = z.strictObject({
+    event: z.enum(["on-shell", "on-stage", "on-task-end"]),
+    command: z.array(z.string().min(1)).min(1).optional(),
+    timeout_ms: z.number().int().positive().max(600_000).default(30_000),
+  });
+  const part = z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("text"), text: z.string() }),
+    z.object({ kind: z.literal("data"), data: z.record(z.string(), z.unknown()) }),
+  ]);
+  const name = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, "a lowercase name");
+  const step = z.union([
+    z.object({ text: z.string(), repeat: z.number().int().min(1).optional() }).strict(),
+    z.object({ delay_ms: z.number().nonnegative() }).strict(),
+  ]);
+  const env = z.record(z.string().regex(/^[A-Z_][A-Z0-9_]*$/), z.string()).refine(
+    (r) => Object.keys(r).length <= 8,
+    { message: "at most 8 variables" },
+  );
+  const trimmed = z.string().transform((s) => s.trim()).pipe(z.string().min(1));
+  return { hook, part, name, step, env, trimmed, hooks: z.array(hook).max(4) };
+}
+
+/** What a caller sees: the parsed data, or every issue's code, path and message. */
+function reading(s: { safeParse(v: unknown): unknown }, value: unknown): unknown {
+  const r = s.safeParse(value) as
+    | { success: true; data: unknown }
+    | { success: false; error: { issues: { code: string; path: unknown[]; message: string }[] } };
+  if (r.success) return { data: r.data };
+  return {
+    issues: r.error.issues.map((i) => ({ code: i.code, path: i.path, message: i.message })),
+  };
+}
+
+const A = schemas(vendored as unknown as Z);
+const B = schemas(npm);
+const keys = Object.keys(B) as (keyof typeof B)[];
+
+/** Input shaped like what each schema reads, wrong in every way a user's file can be. */
+const input = fc.oneof(
+  fc.anything(),
+  fc.record({
+    event: fc.constantFrom("on-shell", "on-stage", "on-task-end", "on-Shell", ""),
+    command: fc.option(fc.array(fc.string({ unit: "binary" }), { maxLength: 3 })),
+    timeout_ms: fc.option(fc.oneof(fc.integer(), fc.double(), fc.string())),
+    extra: fc.option(fc.string()),
+  }, { requiredKeys: [] }),
+  fc.record({
+    kind: fc.constantFrom("text", "data", "file"),
+    text: fc.string({ unit: "grapheme" }),
+    data: fc.dictionary(fc.string(), fc.anything()),
+  }, { requiredKeys: ["kind"] }),
+  fc.string({ unit: "grapheme" }),
+  fc.dictionary(fc.string(), fc.string(), { maxKeys: 10 }),
+  fc.array(fc.record({ event: fc.constant("on-shell") }), { maxLength: 6 }),
+);
+
+Deno.test("the vendored zod is the version deno.json's zod-npm pins", async () => {
+  const denoJson = JSON.parse(
+    await Deno.readTextFile(new URL("../../deno.json", import.meta.url)),
+  );
+  assertEquals(denoJson.imports["zod-npm"], `npm:zod@${ZOD.version}`);
+  assertEquals(denoJson.imports["zod"], "./vendor/zod/zod.js");
+  const head = await Deno.readTextFile(new URL("../../vendor/zod/zod.js", import.meta.url));
+  assertEquals(head.split("\n")[0], `// @ts-self-types="npm:zod@${ZOD.version}"`);
+  assertEquals(Object.keys(vendored).sort(), Object.keys(npm).sort());
+});
+
+Deno.test("property: the vendored zod reads any input as the npm package does", () => {
+  fc.assert(
+    fc.property(input, (v) => {
+      for (const k of keys) assertEquals(reading(A[k], v), reading(B[k], v), k);
+    }),
+    { numRuns: 600 },
+  );
+});
+
+Deno.test("the comparison tells two schemas apart (the property above can fail)", () => {
+  // A strict object against a loose one, each from a different copy: an extra key separates them.
+  const strict = vendored.strictObject({ a: vendored.string() });
+  const loose = npm.object({ a: npm.string() });
+  notDeepStrictEqual(reading(strict, { a: "x", b: 1 }), reading(loose, { a: "x", b: 1 }));
+  // And a message that differs by one word shows too.
+  const one = vendored.string().min(2, "too short");
+  const other = npm.string().min(2, "too brief");
+  notDeepStrictEqual(reading(one, "x"), reading(other, "x"));
+});
+
+Deno.test("every vendored file is what scripts/vendor.ts writes", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../../scripts/vendor.ts", import.meta.url).pathname, "--check"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assertEquals(
+    { code: out.code, stderr: new TextDecoder().decode(out.stderr) },
+    { code: 0, stderr: "" },
+  );
+});
