@@ -110,6 +110,12 @@ export function checkRun(r: RunResult, perClient?: number): RunResult {
   return r;
 }
 
+/**
+ * K=1 floods of each mur endpoint before any row (round_mur.ts says why); the first is measured
+ * on its own as `cpu1first`.
+ */
+export const K1_WARM_FLOODS = 4;
+
 /** Runs `f`, recording its failure as the note of every (column, measure) it was for. */
 export async function attempt(
   ctx: Ctx,

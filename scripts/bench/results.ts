@@ -22,6 +22,8 @@ export type Measure =
   | "coldMs"
   /** Server CPU time per delivered event over a flood, µs: no client ceiling hides it. */
   | "cpu1"
+  /** The same over a fresh process's first K=1 flood of that endpoint (its code not settled). */
+  | "cpu1first"
   | "cpu10"
   | "cpu100"
   | "cpu1000"

@@ -1,6 +1,6 @@
 /**
  * Where a K=1 flood's microseconds go: a `mur run` of the bench capsule of its own, started with
- * its inspector; after one unmeasured flood on each endpoint, V8's sampling profiler runs over
+ * its inspector; after the rounds' unmeasured K=1 floods on each endpoint, V8's sampling profiler runs over
  * `FLOODS` K=1 floods of WatchSession and then of SubscribeToTask, and each profile's self time
  * is summed per part of the event path (cpu_profile.ts `EVENT_PATH`) over the events delivered.
  * Beside it, the server's on-CPU time per event over as many floods without the profiler
@@ -8,7 +8,7 @@
  * show is the runtime's other threads (V8's compiler and collector helpers).
  */
 import type { Ctx } from "./measure.ts";
-import { checkRun } from "./measure.ts";
+import { checkRun, K1_WARM_FLOODS } from "./measure.ts";
 import { kill } from "./procs.ts";
 import { type Inspector, inspectorOf } from "./inspector.ts";
 import { byPart, EVENT_PATH } from "./cpu_profile.ts";
@@ -59,9 +59,11 @@ export async function profileEventPath(ctx: Ctx, dir: string): Promise<PathProfi
       mur.seen(r.maxId);
       return r;
     };
-    // The warm-up every round gives (round_mur.ts), then one more of each endpoint.
-    await watchRun(false);
-    await subRun(false);
+    // The K=1 warm-up every round gives (round_mur.ts K1_WARM_FLOODS), taking turns.
+    for (let i = 0; i < K1_WARM_FLOODS; i++) {
+      await watchRun(false);
+      await subRun(false);
+    }
     const one = async (run: (cpu: boolean) => ReturnType<typeof watchRun>) => {
       // First without the profiler, for the CPU figure (the profiler's sampling thread would add
       // its own, most of all through a SubscribeToTask flood's gate), then profiled.
@@ -100,7 +102,7 @@ export function pathMarkdown(p: PathProfile | string, n: number): string {
   const head = `## Where a K=1 flood's CPU goes
 
 A \`mur run\` of the bench capsule of its own, started with its inspector (scripts/bench/round_profile.ts):
-after one unmeasured K=1 flood on each endpoint, V8's sampling profiler (one sample every ${INTERVAL_US} µs)
+after the rounds' ${K1_WARM_FLOODS} unmeasured K=1 floods on each endpoint, V8's sampling profiler (one sample every ${INTERVAL_US} µs)
 over ${FLOODS} K=1 floods of ${
     n.toLocaleString("en")
   } events on WatchSession, then on SubscribeToTask; each
