@@ -116,6 +116,9 @@ export function checkRun(r: RunResult, perClient?: number): RunResult {
  */
 export const K1_WARM_FLOODS = 4;
 
+/** Floods of each mur endpoint per K and round whose CPU per event is recorded (round_mur.ts). */
+export const CPU_PAIRS = 3;
+
 /** Runs `f`, recording its failure as the note of every (column, measure) it was for. */
 export async function attempt(
   ctx: Ctx,

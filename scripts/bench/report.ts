@@ -1,6 +1,6 @@
 /** Turns the rounds' figures into the table (stdout) and BENCHMARKS.md. */
 import type { Column, Measure, Results } from "./results.ts";
-import { K1_WARM_FLOODS, lgMeasure, type Plan, REPLAY_TRIES } from "./measure.ts";
+import { CPU_PAIRS, K1_WARM_FLOODS, lgMeasure, type Plan, REPLAY_TRIES } from "./measure.ts";
 import { rawFloodN } from "./round_raw.ts";
 
 export interface Machine {
@@ -382,7 +382,8 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   working size on its first large flood whether or not a reader stalls: that is not the reader's cost).
   Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
   nanoseconds, read by the load generator) from every client armed to every client done, over every event every
-  client counted — accepting the K connections and answering their requests is a cost per connection and stays
+  client counted, for mur ${CPU_PAIRS} floods of each endpoint per K and round, the two taking turns (the first of them
+  also gives the throughput) — accepting the K connections and answering their requests is a cost per connection and stays
   outside, as it does outside the throughput window (a SubscribeToTask flood's span also holds the rest of its task's
   gate, idle but for one heartbeat a second per connection). The raw limit writes pre-built bytes, so this is what the
   runtime costs for the same bytes, and no client ceiling hides it.
