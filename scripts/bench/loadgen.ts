@@ -48,9 +48,12 @@ export interface StreamJob {
   /** Sent once every connection is armed: what starts the producer. */
   trigger?: TriggerSpec;
   /**
-   * The server's pid: its threads' on-CPU time is read here when every connection is armed and
-   * again when every one is done (`RunResult.serverCpuUs`), so accepting K connections and
-   * answering K requests — a cost per connection, not per event — is outside the figure.
+   * The server's pid: its threads' on-CPU time is read here when the flood's first counted event
+   * arrives (on any connection) and again when every connection is done
+   * (`RunResult.serverCpuUs`). Accepting K connections, answering K requests, the trigger's own
+   * request and a task's wait before its first event (a SubscribeToTask flood's gate, while the
+   * K connections sit idle but for their heartbeats) are costs per connection or per task, not
+   * per event, and stay outside the figure.
    */
   cpuPid?: number;
   timeoutMs: number;
@@ -82,7 +85,7 @@ export interface RunResult {
   lateArm: boolean;
   /** Connections ended by `idleMs` rather than by their end event. */
   idleEnded: number;
-  /** With `cpuPid`: the server's on-CPU µs from every connection armed to every one done. */
+  /** With `cpuPid`: the server's on-CPU µs from the first counted event to every connection done. */
   serverCpuUs?: number;
   /** This process's own on-CPU µs over the same span (connecting and arming K are outside). */
   lgCpuUs?: number;
@@ -127,7 +130,12 @@ class StreamClient {
   readonly armedP: Promise<void>;
   readonly doneP: Promise<void>;
 
-  constructor(private job: StreamJob, readonly hold = false) {
+  constructor(
+    private job: StreamJob,
+    readonly hold = false,
+    /** Told when this connection counts its first event (runStream reads the server's CPU). */
+    private readonly onCounting: () => void = () => {},
+  ) {
     this.lat = job.latency ? [] : null;
     this.armedP = new Promise((r) => (this.#armResolve = r));
     this.doneP = new Promise((r) => (this.#doneResolve = r));
@@ -163,6 +171,7 @@ class StreamClient {
       if (this.job.startMarker && !data.includes(this.job.startMarker)) return;
       this.counting = true;
       this.tStart = this.t;
+      this.onCounting();
     }
     this.counted++;
     this.tEnd = this.t;
@@ -258,8 +267,12 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
   ]);
 }
 
-async function openAll(job: StreamJob, hold = false): Promise<StreamClient[]> {
-  const clients = Array.from({ length: job.k }, () => new StreamClient(job, hold));
+async function openAll(
+  job: StreamJob,
+  hold = false,
+  onCounting?: () => void,
+): Promise<StreamClient[]> {
+  const clients = Array.from({ length: job.k }, () => new StreamClient(job, hold, onCounting));
   // Connect in small waves so a burst of SYNs does not overflow the server's accept backlog.
   for (let i = 0; i < clients.length; i += 25) {
     await Promise.all(clients.slice(i, i + 25).map((c) => c.start()));
@@ -269,12 +282,16 @@ async function openAll(job: StreamJob, hold = false): Promise<StreamClient[]> {
 
 export async function runStream(job: StreamJob): Promise<RunResult> {
   const deadline = now() + job.timeoutMs;
-  const clients = await openAll(job);
+  // The server's CPU is read at the flood's first counted event, whichever connection counts it.
+  let cpu0 = NaN;
+  const floodStarts = () => {
+    if (Number.isNaN(cpu0) && job.cpuPid !== undefined) cpu0 = cpuUs(job.cpuPid);
+  };
+  const clients = await openAll(job, false, floodStarts);
   const armed = await withTimeout(Promise.all(clients.map((c) => c.armedP)), job.timeoutMs);
   let error: string | undefined = clients.find((c) => c.error)?.error ??
     (armed === "timeout" ? "timeout before every connection armed" : undefined);
   let trigger: RunResult["trigger"];
-  const cpu0 = job.cpuPid === undefined ? NaN : cpuUs(job.cpuPid);
   const own0 = cpuUs(Deno.pid);
   let cpu1 = NaN;
   let own1 = NaN;

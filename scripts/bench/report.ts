@@ -381,11 +381,11 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   the run over the RSS before it, after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
   working size on its first large flood whether or not a reader stalls: that is not the reader's cost).
   Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
-  nanoseconds, read by the load generator) from every client armed to every client done, over every event every
-  client counted, for mur ${CPU_PAIRS} floods of each endpoint per K and round, the two taking turns (the first of them
-  also gives the throughput) — accepting the K connections and answering their requests is a cost per connection and stays
-  outside, as it does outside the throughput window (a SubscribeToTask flood's span also holds the rest of its task's
-  gate, idle but for one heartbeat a second per connection). The raw limit writes pre-built bytes, so this is what the
+  nanoseconds, read by the load generator) from the flood's first counted event (on any client) to every client done,
+  over every event every client counted, for mur ${CPU_PAIRS} floods of each endpoint per K and round, the two taking turns (the
+  first of them also gives the throughput) — accepting the K connections and answering their requests, the trigger's
+  own request and a SubscribeToTask task's gate (its wait before its first event, the K connections idle but for a
+  heartbeat a second) are costs per connection or per task and stay outside. The raw limit writes pre-built bytes, so this is what the
   runtime costs for the same bytes, and no client ceiling hides it.
   At K=${
     Math.max(...plan.ks).toLocaleString("en")
