@@ -1,6 +1,13 @@
 /** Turns the rounds' figures into the table (stdout) and BENCHMARKS.md. */
 import type { Column, Measure, Results } from "./results.ts";
-import { CPU_PAIRS, K1_WARM_FLOODS, lgMeasure, type Plan, REPLAY_TRIES } from "./measure.ts";
+import {
+  CPU_PAIRS,
+  K1_WARM_FLOODS,
+  lgMeasure,
+  type Plan,
+  REPLAY_TRIES,
+  REPLAY_WARM,
+} from "./measure.ts";
 import { rawFloodN } from "./round_raw.ts";
 
 export interface Machine {
@@ -392,7 +399,7 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   } the one load-generator process holds every connection (its core's busy share is "lg${
     Math.max(...plan.ks)
   }" below): there its throughput is the client's ceiling and the CPU rows are the comparison.
-  Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round after one unmeasured. Cold
+  Replay: from the request written to the ${plan.replay}th replayed event received, median of ${REPLAY_TRIES} per round after ${REPLAY_WARM} unmeasured. Cold
   start: spawn to the readiness line (raw and SDK: their own one-line readiness print on listen).
 
 ## Results

@@ -18,6 +18,7 @@ import {
   idleKiBEach,
   K1_WARM_FLOODS,
   REPLAY_TRIES,
+  REPLAY_WARM,
   stallMiB,
   withCpu,
 } from "./measure.ts";
@@ -333,10 +334,9 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       const from = lastId() - plan.replay;
       if (from < 0) throw new Error(`only ${lastId()} events written, fewer than ${plan.replay}`);
       const times: number[] = [];
-      // The first replay on a fresh process also pays for compiling its code path: one
-      // unmeasured (i = 0), then the median of a few, as a client reconnecting to a running
-      // server sees it.
-      for (let i = 0; i <= REPLAY_TRIES; i++) {
+      // The first replays on a fresh process also pay for compiling its code path: a few
+      // unmeasured, then the median of more, as a client reconnecting to a running server sees it.
+      for (let i = 0; i < REPLAY_WARM + REPLAY_TRIES; i++) {
         const r = checkRun(
           await lg.run({
             ...base,
@@ -349,7 +349,7 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
           }),
           plan.replay,
         );
-        if (i > 0) times.push(r.requestToEndMs);
+        if (i >= REPLAY_WARM) times.push(r.requestToEndMs);
       }
       res.add("mur-watch", "replayMs", median(times));
     });

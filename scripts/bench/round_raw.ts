@@ -8,6 +8,7 @@ import {
   idleKiBEach,
   type Plan,
   REPLAY_TRIES,
+  REPLAY_WARM,
   stallMiB,
   withCpu,
 } from "./measure.ts";
@@ -143,10 +144,9 @@ async function roundRawMain(ctx: Ctx): Promise<void> {
     });
     await attempt(ctx, [["raw", "replayMs"]], async () => {
       const times: number[] = [];
-      // The first replay on a fresh process also pays for compiling its code path: one
-      // unmeasured (i = 0), then the median of a few, as a client reconnecting to a running
-      // server sees it.
-      for (let i = 0; i <= REPLAY_TRIES; i++) {
+      // The first replays on a fresh process also pay for compiling its code path: a few
+      // unmeasured, then the median of more, as a client reconnecting to a running server sees it.
+      for (let i = 0; i < REPLAY_WARM + REPLAY_TRIES; i++) {
         const r = checkRun(
           await lg.run({
             ...base,
@@ -156,7 +156,7 @@ async function roundRawMain(ctx: Ctx): Promise<void> {
           }),
           plan.replay,
         );
-        if (i > 0) times.push(r.requestToEndMs);
+        if (i >= REPLAY_WARM) times.push(r.requestToEndMs);
       }
       res.add("raw", "replayMs", median(times));
     });
