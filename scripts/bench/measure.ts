@@ -202,11 +202,7 @@ export interface IdleKiB {
 /**
  * RSS growth in MiB while one connection never reads: the stalled request is sent, then
  * `run` streams the events to one reading client; growth is the peak RSS sampled during the
- * run over the RSS just before it. Measured STALL_RUNS times, the smallest kept: a server that
- * buffered for the stalled reader would grow in every run, while the collector's own growth in
- * one run (mur 9.1, 18.9, 15.7 and 17.7 MiB in one round each of four of the five full runs of
- * 2026-12-04, every other round 0.5–3.1 MiB, the stream path unchanged between them) is not the
- * reader's.
+ * run over the RSS just before it.
  *
  * `warm`, when given, first streams as many events with no stalled reader, unmeasured: a
  * garbage-collected server's heap grows to its working size the first time it streams that
@@ -227,24 +223,6 @@ export async function stallMiB(
     checkRun(await warm());
     await sleep(200);
   }
-  let least = Infinity;
-  for (let i = 0; i < STALL_RUNS; i++) {
-    least = Math.min(least, await stallOnce(ctx, pid, host, port, stalled, run));
-  }
-  return least;
-}
-
-/** Floods measured by `stallMiB` each time it is called. */
-export const STALL_RUNS = 2;
-
-async function stallOnce(
-  ctx: Ctx,
-  pid: number,
-  host: string,
-  port: number,
-  stalled: RequestSpec,
-  run: () => Promise<RunResult>,
-): Promise<number> {
   try {
     const s = await ctx.lg.stall(host, port, stalled);
     if (!s.ok) throw new Error(s.error ?? "stall failed");
@@ -271,9 +249,10 @@ async function stallOnce(
 
 /**
  * Runs one flood and records the server's CPU per delivered event (µs) under `cpu<k>`: the time
- * its threads were on a CPU from the flood's first counted event to the moment every client was
- * done (connections accepted, requests answered and a task's gate are outside: loadgen.ts
- * `StreamJob.cpuPid`), over every event every client counted (procs.ts cpuUs).
+ * its threads were on a CPU from the moment every client was armed (connections accepted,
+ * requests answered: a cost per connection, outside the figure) to the moment every client was
+ * done — producing the events included (the raw limit's are pre-built) — over every event every
+ * client counted. The load generator reads it (`StreamJob.cpuPid`, procs.ts cpuUs).
  */
 export async function withCpu(
   ctx: Ctx,

@@ -7,7 +7,6 @@ import {
   type Plan,
   REPLAY_TRIES,
   REPLAY_WARM,
-  STALL_RUNS,
 } from "./measure.ts";
 import { rawFloodN } from "./round_raw.ts";
 
@@ -386,7 +385,7 @@ Written by \`deno task bench\` (scripts/bench/). Do not edit by hand: run it aga
   the HTTP+JSON binding, the task ones following a task that waits until it is canceled — are measured in one pass: a
   first ${plan.idle} of each, then ${plan.idle} more of each in turn, nothing closed in between (a batch opened after
   another was closed reuses the memory that one freed). Under a stalled reader: the peak sampled every 20 ms during
-  the run over the RSS before it, the smaller of ${STALL_RUNS} runs a round (the collector's growth in one run is not the reader's: measure.ts stallMiB), after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
+  the run over the RSS before it, after one unmeasured flood of as many events with no stalled reader (a garbage-collected server's heap grows to its
   working size on its first large flood whether or not a reader stalls: that is not the reader's cost).
   Server CPU per delivered event: the time the server's threads were on a CPU (/proc/<pid>/task/*/schedstat,
   nanoseconds, read by the load generator) from the flood's first counted event (on any client) to every client done,
