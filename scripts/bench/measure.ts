@@ -249,10 +249,9 @@ export async function stallMiB(
 
 /**
  * Runs one flood and records the server's CPU per delivered event (µs) under `cpu<k>`: the time
- * its threads were on a CPU from the moment every client was armed (connections accepted,
- * requests answered: a cost per connection, outside the figure) to the moment every client was
- * done — producing the events included (the raw limit's are pre-built) — over every event every
- * client counted. The load generator reads it (`StreamJob.cpuPid`, procs.ts cpuUs).
+ * its threads were on a CPU from the flood's first counted event to the moment every client was
+ * done (connections accepted, requests answered and a task's gate are outside: loadgen.ts
+ * `StreamJob.cpuPid`), over every event every client counted (procs.ts cpuUs).
  */
 export async function withCpu(
   ctx: Ctx,
