@@ -276,36 +276,8 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       }
     }
 
-    // The stalled reader, before the CPU floods below: a process that has streamed more holds a
-    // larger heap, which V8 lets grow further before it collects (measured after them, at about
-    // 420 MiB of RSS against 285 here, a 100,000-event flood grew it 2.9–3.0 MiB in two rounds of
-    // three, the 25,000-event one 0.1 MiB: the collector's slack, not the reader's buffer).
-    // Twice, over a quarter of the events and over all of them: growth that does not depend
-    // on the count is about the same both times. Both after one unmeasured flood of as many
-    // events as the larger (see stallMiB's `warm`).
-    const flood = async (n: number) => {
-      const r = await lg.run({
-        ...base,
-        k: 1,
-        request: watch(),
-        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
-        timeoutMs: 90_000,
-      });
-      seen(r.maxId);
-      return r;
-    };
-    let warm: (() => Promise<RunResult>) | undefined = () => flood(plan.stallN);
-    for (const [m, n] of [["stallSmallMiB", plan.stallN / 4], ["stallMiB", plan.stallN]] as const) {
-      await attempt(ctx, [["mur-watch", m]], async () => {
-        const w = warm;
-        warm = undefined;
-        res.add("mur-watch", m, await stallMiB(ctx, s.pid, host, port, watch(), () => flood(n), w));
-      });
-    }
-    res.note("mur-sub", "stallMiB", "measured on WatchSession (left column)");
-
     // Each K's floods: the two endpoints in turn, CPU_PAIRS times, every flood's CPU per event
-    // recorded and the first pair's throughput. One pair a round read SubscribeToTask at 0.79× to
+    // recorded and the first pair's throughput. One pair a round read SubscribeToTask at 0.73× to
     // 1.43× WatchSession at the same K from one run to the next (the load generator is the
     // ceiling from K = 100, so how events batch moves each figure): the median of several is
     // the comparison.
@@ -416,6 +388,30 @@ export async function roundMur(ctx: Ctx, dir: string, round: number): Promise<vo
       res.add("mur-sub", "p50", r.latency!.p50);
       res.add("mur-sub", "p99", r.latency!.p99);
     });
+
+    // Twice, over a quarter of the events and over all of them: growth that does not depend
+    // on the count is about the same both times. Both after one unmeasured flood of as many
+    // events as the larger (see stallMiB's `warm`).
+    const flood = async (n: number) => {
+      const r = await lg.run({
+        ...base,
+        k: 1,
+        request: watch(),
+        trigger: sendTrigger({ mode: "watch", n, rate: 0, gateMs: 0 }),
+        timeoutMs: 90_000,
+      });
+      seen(r.maxId);
+      return r;
+    };
+    let warm: (() => Promise<RunResult>) | undefined = () => flood(plan.stallN);
+    for (const [m, n] of [["stallSmallMiB", plan.stallN / 4], ["stallMiB", plan.stallN]] as const) {
+      await attempt(ctx, [["mur-watch", m]], async () => {
+        const w = warm;
+        warm = undefined;
+        res.add("mur-watch", m, await stallMiB(ctx, s.pid, host, port, watch(), () => flood(n), w));
+      });
+    }
+    res.note("mur-sub", "stallMiB", "measured on WatchSession (left column)");
   } finally {
     kill(s.pid);
   }
