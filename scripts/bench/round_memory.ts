@@ -181,13 +181,24 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
     ctx.scale.facts.push(
       `Idle memory, where it goes (RSS after a full GC, the same way): a bare process ${
         mib(bare)
-      }; the same importing zod alone ${mib(zod.rss[0])} (+${mib(zod.rss[0] - bare)}, its JS heap ${
+      }; the same importing the vendored zod alone (vendor/zod/) ${mib(zod.rss[0])} (+${
+        mib(zod.rss[0] - bare)
+      }, its JS heap ${
         mib(zod.heap[0])
-      }); importing every module \`mur run\` loads at start, nothing run (src/cli/run.ts's graph, zod and the vendored yaml among them) ${
+      }); importing every module \`mur run\` loads at start, nothing run (src/cli/run.ts's graph, the vendored zod and yaml among them) ${
         mib(graph.rss[0])
       } (+${mib(graph.rss[0] - bare)}, heap ${mib(graph.heap[0])}); the idle capsule itself ${
         mib(median(one.mur))
       } (its running session, door and state +${mib(median(one.mur) - graph.rss[0])}).`,
+    );
+    ctx.scale.facts.push(
+      "Idle memory and start: tried against their goals, each measured and not kept " +
+        '(docs/benchmarks.md "Cost per session"): the compiler options that would drop the ' +
+        "inline source maps (Deno 2 ignores them), V8 flags (`--lite-mode`, a smaller young " +
+        "generation, no code cache), the vendored packages minified, sources with no character " +
+        "outside Latin-1, and `mur run`'s start graph joined into one file by `deno bundle`: the " +
+        "one that met the 1.5× memory goal, not kept because the modules mur loads on first use " +
+        "(src/lazy.ts) would load a second copy of every module they share with the bundle.",
     );
     ctx.scale.facts.push(
       `Idle memory: of one idle capsule's ${
