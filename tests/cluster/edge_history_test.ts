@@ -10,8 +10,8 @@ import { rpc, startCapsule } from "../helpers/capsule.ts";
 import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
 import { TestRedis } from "../helpers/redis.ts";
 import { until } from "../helpers/until.ts";
-import { clusterManifest } from "./fixtures.ts";
-import { BIG, publishingCapsule } from "../door/publish_fixture.ts";
+import { clusterManifest, filesBehindEdge } from "./fixtures.ts";
+import { BIG } from "../door/publish_fixture.ts";
 import { sdkClient, sdkMessage as msg } from "../helpers/sdk.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -83,26 +83,7 @@ for (const binding of ["JSONRPC", "HTTP+JSON"] as const) {
 }
 
 Deno.test("edge: published files keep their parts, a 5 MiB url names the edge and downloads through it with the caller's token only", async () => {
-  const redis = await TestRedis.start();
-  const key = "k".repeat(40);
-  const p = publishingCapsule();
-  const cap = await startCapsule({
-    manifest: clusterManifest(redis.url, {
-      ...p.extra,
-      inference: p.inference,
-      network: {
-        authentication: {
-          credentials: {
-            reader: { scopes: ["GetTask", "SendMessage"] },
-            lister: { scopes: ["ListTasks"] },
-          },
-        },
-      },
-    }),
-    script: p.script,
-    env: { MURMUR_CLUSTER_KEY: key },
-  });
-  const edge = await startEdgeProc(redis.url, { MURMUR_CLUSTER_KEY: key });
+  const { cap, edge, close } = await filesBehindEdge(["GetTask", "SendMessage"]);
   try {
     const at = await sessionOn(edge, cap.ready.session_id);
     const token = cap.ready.tokens!.reader;
@@ -144,9 +125,7 @@ Deno.test("edge: published files keep their parts, a 5 MiB url names the edge an
     assert.equal(body.length, BIG);
     assert.ok(body.every((b) => b === 0x7a));
   } finally {
-    await edge.kill();
-    await cap.close();
-    await redis.close();
+    await close();
   }
 });
 

@@ -7,12 +7,10 @@
  * A real redis-server, a real capsule and edge process, raw SSE.
  */
 import assert from "node:assert/strict";
-import { startCapsule } from "../helpers/capsule.ts";
-import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
-import { TestRedis } from "../helpers/redis.ts";
+import { sessionOn } from "../helpers/edge.ts";
 import { collect, type SseEvent, streamRequest } from "../helpers/sse.ts";
-import { clusterManifest } from "./fixtures.ts";
-import { BIG, publishingCapsule } from "../door/publish_fixture.ts";
+import { filesBehindEdge } from "./fixtures.ts";
+import { BIG } from "../door/publish_fixture.ts";
 
 type R = Record<string, Record<string, unknown>>;
 
@@ -42,26 +40,11 @@ async function download(url: string, token: string): Promise<void> {
 }
 
 Deno.test("edge: a stream's url artifactUpdate names the edge (forwarded send and mirrored watch); the 5 MiB file downloads through it with the caller's token", async () => {
-  const redis = await TestRedis.start();
-  const key = "k".repeat(40);
-  const p = publishingCapsule();
-  const cap = await startCapsule({
-    manifest: clusterManifest(redis.url, {
-      ...p.extra,
-      inference: p.inference,
-      network: {
-        authentication: {
-          credentials: {
-            reader: { scopes: ["GetTask", "SendStreamingMessage", "murmur.WatchSession"] },
-            lister: { scopes: ["ListTasks"] },
-          },
-        },
-      },
-    }),
-    script: p.script,
-    env: { MURMUR_CLUSTER_KEY: key },
-  });
-  const edge = await startEdgeProc(redis.url, { MURMUR_CLUSTER_KEY: key });
+  const { cap, edge, close } = await filesBehindEdge([
+    "GetTask",
+    "SendStreamingMessage",
+    "murmur.WatchSession",
+  ]);
   try {
     const at = await sessionOn(edge, cap.ready.session_id);
     const token = cap.ready.tokens!.reader;
@@ -86,8 +69,6 @@ Deno.test("edge: a stream's url artifactUpdate names the edge (forwarded send an
     assert.equal(refused.status, 403);
     await refused.body?.cancel();
   } finally {
-    await edge.kill();
-    await cap.close();
-    await redis.close();
+    await close();
   }
 });

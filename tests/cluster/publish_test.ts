@@ -32,17 +32,21 @@ async function taskState(r: TestRedis, key: string, id: string): Promise<string 
   return typeof raw === "string" ? JSON.parse(raw).task.status.state : undefined;
 }
 
+/** Waits (bounded, helpers/until.ts) until Redis holds task `id` as completed. */
+function completedIn(r: TestRedis, key: string, id: string, what: string): Promise<true> {
+  return until(
+    what,
+    async () => await taskState(r, key, id) === "TASK_STATE_COMPLETED" ? true : undefined,
+  );
+}
+
 Deno.test("publishing: every event under its own id, the tasks, the door; the end marker", async () => {
   const redis = await TestRedis.start();
   const cap = await startCapsule({ manifest: clusterManifest(redis.url), script: FLOOD_SCRIPT });
   try {
     const keys = sessionKeys(cap.ready.session_id);
     const a = await send(cap.base, "flood");
-    await until(
-      "the flood's final status in Redis",
-      async () =>
-        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
-    );
+    await completedIn(redis, keys.tasks, a, "the flood's final status in Redis");
     // The capsule's own last id, from its door (PollSession answers the ring's newest).
     const poll = await cap.rpc("murmur.PollSession", { cursor: 0 }) as {
       result: { cursor: number };
@@ -82,11 +86,7 @@ Deno.test("publishing: Redis down is reported once and touches nothing; back up,
   try {
     const keys = sessionKeys(cap.ready.session_id);
     const a = await send(cap.base, "hello");
-    await until(
-      "the first task in Redis",
-      async () =>
-        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
-    );
+    await completedIn(redis, keys.tasks, a, "the first task in Redis");
     await redis.down();
     // The capsule and its door go on: two tasks run and answer while Redis is gone.
     const b = await send(cap.base, "flood");
@@ -101,17 +101,10 @@ Deno.test("publishing: Redis down is reported once and touches nothing; back up,
     }
     await redis.up();
     // Back up (and empty): the facts again, and every event the queue held, under its own id.
-    await until(
-      "the last task in the fresh Redis",
-      async () =>
-        await taskState(redis, keys.tasks, c) === "TASK_STATE_COMPLETED" ? true : undefined,
-    );
+    await completedIn(redis, keys.tasks, c, "the last task in the fresh Redis");
     const ids = await until("the stream to reach the last event", async () => {
       const ids = await streamIds(redis, keys.events);
-      return ids.length > 0 && ids.at(-1) === ids.at(-1) &&
-          Number(ids.at(-1)!.split("-")[0]) >= 3007
-        ? ids
-        : undefined;
+      return ids.length > 0 && Number(ids.at(-1)!.split("-")[0]) >= 3007 ? ids : undefined;
     });
     const first = Number(ids[0].split("-")[0]);
     assertEquals(ids, Array.from({ length: ids.length }, (_, i) => `${first + i}-0`));
@@ -141,19 +134,11 @@ Deno.test("publishing: an idle session's Redis restarted empty is reported once 
   try {
     const keys = sessionKeys(cap.ready.session_id);
     const a = await send(cap.base, "hello");
-    await until(
-      "the task in Redis",
-      async () =>
-        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
-    );
+    await completedIn(redis, keys.tasks, a, "the task in Redis");
     // Nothing is out and nothing waits: no command of the publisher fails. The connection's loss
     // alone must tell the capsule that Redis forgot the task it wrote.
     await redis.restart();
-    await until(
-      "the task in the fresh Redis",
-      async () =>
-        await taskState(redis, keys.tasks, a) === "TASK_STATE_COMPLETED" ? true : undefined,
-    );
+    await completedIn(redis, keys.tasks, a, "the task in the fresh Redis");
     assert(await redis.cmd("HGET", keys.meta, "door"));
     cap.kill("SIGTERM");
     const out = await cap.finished();
