@@ -19,6 +19,8 @@
  * node-gyp-bin): a `deno` there is the one `npx -y deno@2` fetched, not one the user can type.
  */
 
+import { cloneDir } from "./module_root.ts";
+
 /** What the prefix is derived from; `invocationOf` takes it so tests can vary each part. */
 export interface InvocationFacts {
   env: Record<string, string | undefined>;
@@ -111,7 +113,7 @@ export function invocation(): Invocation {
     cwd: Deno.cwd(),
     execPath: Deno.execPath(),
     standalone: Deno.build.standalone === true,
-    root: new URL("..", import.meta.url).pathname.replace(/\/$/, ""),
+    root: cloneDir(),
     isExecutable,
   });
   return current;

@@ -7,17 +7,18 @@
  * carries the commit it was built from; running from source, it is `git rev-parse` of the
  * checkout this file lives in; with neither, `unknown`.
  */
+import { sourceFile } from "./module_root.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 export const MUR_VERSION: string = denoJson.version;
 
 /** Written by scripts/build.ts into the compiled binary; absent in a checkout. */
-export const BUILD_INFO_URL = new URL("./build_info.json", import.meta.url);
+export const buildInfoUrl = (): URL => sourceFile("build_info.json");
 
 /** The commit: build info, else git, else `unknown`. Paths are parameters for the tests. */
 export function murCommit(
-  buildInfo: URL | string = BUILD_INFO_URL,
-  sourceDir: string = new URL(".", import.meta.url).pathname,
+  buildInfo: URL | string = buildInfoUrl(),
+  sourceDir: string = sourceFile("").pathname,
 ): string {
   try {
     const info = JSON.parse(Deno.readTextFileSync(buildInfo));

@@ -27,16 +27,15 @@ Exit status: 0 done; 1 an error, reported as error[E-…] on stderr; 2 a usage e
 type Command = (args: string[]) => Promise<number>;
 
 /** Each command's module, loaded when that command runs (src/lazy.ts says why not `import()`). */
-const at = (file: string) => new URL(`./${file}`, import.meta.url);
 const commands: Record<string, () => Promise<Command>> = {
-  run: async () => (await lazyImport<typeof import("./run.ts")>(at("run.ts"))).runCommand,
-  watch: async () => (await lazyImport<typeof import("./watch.ts")>(at("watch.ts"))).watchCommand,
-  stop: async () => (await lazyImport<typeof import("./stop.ts")>(at("stop.ts"))).stopCommand,
+  run: async () => (await lazyImport<typeof import("./run.ts")>("cli/run.ts")).runCommand,
+  watch: async () => (await lazyImport<typeof import("./watch.ts")>("cli/watch.ts")).watchCommand,
+  stop: async () => (await lazyImport<typeof import("./stop.ts")>("cli/stop.ts")).stopCommand,
   cancel: async () =>
-    (await lazyImport<typeof import("./cancel.ts")>(at("cancel.ts"))).cancelCommand,
-  ps: async () => (await lazyImport<typeof import("./ps.ts")>(at("ps.ts"))).psCommand,
-  trace: async () => (await lazyImport<typeof import("./trace.ts")>(at("trace.ts"))).traceCommand,
-  edge: async () => (await lazyImport<typeof import("./edge.ts")>(at("edge.ts"))).edgeCommand,
+    (await lazyImport<typeof import("./cancel.ts")>("cli/cancel.ts")).cancelCommand,
+  ps: async () => (await lazyImport<typeof import("./ps.ts")>("cli/ps.ts")).psCommand,
+  trace: async () => (await lazyImport<typeof import("./trace.ts")>("cli/trace.ts")).traceCommand,
+  edge: async () => (await lazyImport<typeof import("./edge.ts")>("cli/edge.ts")).edgeCommand,
   version: () => Promise.resolve(version),
 };
 

@@ -97,7 +97,7 @@ async function runRosterCommand(v: RunFlags, roster: string): Promise<number> {
     }
   }
   const { runRoster } = await lazyImport<typeof import("../crew/formation/launch.ts")>(
-    new URL("../crew/formation/launch.ts", import.meta.url),
+    "crew/formation/launch.ts",
   );
   return await runRoster({ roster, task: v.task, json: v.json });
 }

@@ -158,7 +158,7 @@ async function otelExport(manifest: Manifest, session: () => Session) {
   const config = otelConfig(manifest.observability, env, console.error);
   if (!config) return null;
   const { OtelExport } = await lazyImport<typeof import("../otel/export.ts")>(
-    new URL("../otel/export.ts", import.meta.url),
+    "otel/export.ts",
   );
   return new OtelExport(config, manifest, {
     input: (id) => session().registry.get(id)?.text,
@@ -287,7 +287,7 @@ async function pushFor(plan: LaunchPlan, session: Session): Promise<PushNotifica
   if (!plan.push || !config) return null;
   // Loaded only when push is on: an idle capsule without it holds none of its modules.
   const { PushNotifications } = await lazyImport<typeof import("../push/push.ts")>(
-    new URL("../push/push.ts", import.meta.url),
+    "push/push.ts",
   );
   return await PushNotifications.create({
     manifest: config,
@@ -347,7 +347,7 @@ async function registerSessionTools(
   // a capsule that may call or start others: an idle capsule outside a crew holds none of them.
   const { DEFAULT_DEADLINE_SECS, callMemberTool, delegateTaskTool, endWithoutAnswerTool } =
     await lazyImport<typeof import("../session/crew_tools.ts")>(
-      new URL("../session/crew_tools.ts", import.meta.url),
+      "session/crew_tools.ts",
     );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
   // A crew member that may call others (docs/crews.md): the launcher names its callees.
@@ -414,7 +414,7 @@ async function clusterFor(
 ): Promise<Capsule["cluster"]> {
   if (!plan.cluster) return null;
   const module = await lazyImport<ClusterModule>(
-    new URL("../cluster/publish_session.ts", import.meta.url),
+    "cluster/publish_session.ts",
   );
   return { module, tokenKey: await module.clusterTokenKey(plan.manifest, sessionId, env, warn) };
 }

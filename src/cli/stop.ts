@@ -126,7 +126,7 @@ export async function stopCommand(args: string[]): Promise<number> {
     const { stopFormation } = await lazyImport<
       typeof import("../crew/formation/formation_stop.ts")
     >(
-      new URL("../crew/formation/formation_stop.ts", import.meta.url),
+      "crew/formation/formation_stop.ts",
     );
     await writeOut(await stopFormation(target, timeoutMs));
     return 0;

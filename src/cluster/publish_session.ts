@@ -63,7 +63,7 @@ export interface Publishing {
  * first.
  */
 export function startPublishing(p: PublishInput): Publishing {
-  const client = lazyImport<typeof import("./client.ts")>(new URL("./client.ts", import.meta.url));
+  const client = lazyImport<typeof import("./client.ts")>("cluster/client.ts");
   const publisher = client.then((m) => makePublisher(p, m.openRedis)).catch((e) => {
     p.warn(
       warningLine(

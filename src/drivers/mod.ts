@@ -32,7 +32,7 @@ export async function createDriver(
     }
     // Loaded only for a harness: the process transport and the MCP SDK (src/lazy.ts).
     const { createHarnessDriver } = await lazyImport<typeof import("./process/mod.ts")>(
-      new URL("./process/mod.ts", import.meta.url),
+      "drivers/process/mod.ts",
     );
     return createHarnessDriver(inf, {
       workdir: place.workdir,
@@ -51,7 +51,7 @@ export async function createDriver(
     case "openai-compatible": {
       // Loaded only for an HTTP provider: the AI SDK and its providers (src/lazy.ts).
       const http = await lazyImport<typeof import("./http/mod.ts")>(
-        new URL("./http/mod.ts", import.meta.url),
+        "drivers/http/mod.ts",
       ).catch(() => null);
       if (!http) {
         throw new MurError("E-RUN-005", `the ${inf.driver} driver is not available in this build`);

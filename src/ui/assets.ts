@@ -1,9 +1,11 @@
 /**
- * The live page's files (src/ui/page/), shipped in the binary: read once relative to this module,
- * which works under `deno run` and in a `deno compile` binary alike (scripts/build.ts includes
+ * The live page's files (src/ui/page/), shipped in the binary: read once from src/ui/page/ (src/module_root.ts finds it from
+ * source and from the bundle), which works under `deno run` and in a `deno compile` binary alike (scripts/build.ts includes
  * `src/`, so the page is in its embedded file system). No build step: the browser gets the files
  * exactly as they are in the repository.
  */
+
+import { sourceFile } from "../module_root.ts";
 
 /** Files the door serves under `/ui/`, with their media types. `index.html` is the page itself. */
 export const PAGE_FILES: Readonly<Record<string, string>> = {
@@ -24,12 +26,10 @@ export interface Asset {
   etag: string;
 }
 
-const DIR = new URL("./page/", import.meta.url);
-
 async function load(): Promise<Map<string, Asset>> {
   const out = new Map<string, Asset>();
   for (const [name, contentType] of Object.entries(PAGE_FILES)) {
-    const body = await Deno.readFile(new URL(name, DIR));
+    const body = await Deno.readFile(sourceFile(`ui/page/${name}`));
     const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", body as BufferSource));
     const hex = [...digest.slice(0, 8)].map((b) => b.toString(16).padStart(2, "0")).join("");
     out.set(name, { body, contentType, etag: `"${hex}"` });

@@ -12,6 +12,7 @@
  * `stop()` ends it: lifeline closed, SIGTERM 2 s later if it still runs, SIGKILL of its group
  * after `graceMs`.
  */
+import { mainModule } from "../../module_root.ts";
 import { MurError } from "../../errors.ts";
 import { trackGroup } from "../../process_groups.ts";
 import { groupLeaderSpawn } from "../../tools/group_leader.ts";
@@ -67,10 +68,11 @@ export const CHILD_STOP_GRACE_MS = 10_000;
 /** Lines of a failed child's stderr quoted in E-RUN-045. */
 const STDERR_TAIL = 8;
 
-/** How this program runs `mur`: the binary itself, or `deno run -A main.ts` in development. */
+/** How this program runs `mur`: the binary itself, or `deno run -A` of main.ts or of the bundle's main.js
+ * (src/module_root.ts), whichever this process runs. */
 export function murCommand(): { program: string; args: string[] } {
   if (Deno.build.standalone) return { program: Deno.execPath(), args: [] };
-  const main = new URL("../../../main.ts", import.meta.url).pathname;
+  const main = mainModule().pathname;
   return { program: Deno.execPath(), args: ["run", "-A", main] };
 }
 
