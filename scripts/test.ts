@@ -5,8 +5,10 @@
  *    where the machine can (one line says so), or named with the command that installs it, and
  *    then nothing runs (exit 3).
  * 2. Checks and tests, every step run even when one before it failed, so one red step does not
- *    hide the others: format, lint, type check (the CLI and the page's DOM code), the unit and
- *    end-to-end tests, the browser tests, the reliability suites.
+ *    hide the others: format, lint, type check (the CLI and the page's DOM code), building the
+ *    bundle the installed `mur` runs (scripts/bundle.ts), the unit and end-to-end tests, the
+ *    suites tests/build/bundle_suites.ts lists run again on that bundle, the browser tests, the
+ *    reliability suites.
  * 3. One closing line, `summary: N passed, M failed`, summed from deno test's own summaries (a
  *    failed check counts as one failure), and exit 1 when anything failed.
  *
@@ -14,6 +16,7 @@
  * `--no-install` finds and refuses but never installs.
  */
 import { provision } from "./test/provision.ts";
+import { BUNDLE_SUITES } from "../tests/build/bundle_suites.ts";
 
 // `deno task test -- --provision-only` hands the `--` through: it separates, it is no flag.
 const args = new Set(Deno.args.filter((a) => a !== "--"));
@@ -40,7 +43,7 @@ if (args.has("--provision-only")) {
   Deno.exit(0);
 }
 
-const STEPS: { name: string; args: string[] }[] = [
+const STEPS: { name: string; args: string[]; env?: Record<string, string> }[] = [
   { name: "format", args: ["fmt", "--check"] },
   { name: "lint", args: ["lint"] },
   { name: "type check", args: ["check", "main.ts", "src/", "tests/", "scripts/"] },
@@ -48,9 +51,16 @@ const STEPS: { name: string; args: string[] }[] = [
     name: "type check (page)",
     args: ["check", "--config", "src/ui/page/dom_check.json", "src/ui/page/"],
   },
+  // Before the tests: tests/build/bundle_test.ts and the bundle tests run the clone's bundle.
+  { name: "bundle", args: ["run", "-A", "scripts/bundle.ts", "--quiet"] },
   {
     name: "tests",
     args: ["test", "-A", "--parallel", "--ignore=tests/reliability/,tests/ui/", "tests/"],
+  },
+  {
+    name: "bundle tests",
+    args: ["test", "-A", "--parallel", ...Object.keys(BUNDLE_SUITES)],
+    env: { MUR_TEST_ENTRY: "bundle" },
   },
   { name: "browser tests", args: ["test", "-A", "tests/ui/"] },
   { name: "reliability tests", args: ["test", "-A", "tests/reliability/"] },
@@ -69,7 +79,7 @@ for (const step of STEPS) {
   const child = new Deno.Command(Deno.execPath(), {
     args: step.args,
     cwd: ROOT,
-    env: found.env,
+    env: { ...found.env, ...step.env },
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",

@@ -18,7 +18,26 @@
  */
 import { killTree } from "./kill_tree.ts";
 
-export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+/**
+ * The entry every test starts mur with: main.ts, or with `MUR_TEST_ENTRY=bundle` the bundle's
+ * main.js (scripts/bundle.ts), which scripts/test.ts's "bundle tests" step runs a set of the
+ * suites on (tests/build/bundle_suites.ts lists them).
+ */
+export const MAIN = entry(Deno.env.get("MUR_TEST_ENTRY"));
+
+function entry(kind: string | undefined): string {
+  if (kind === undefined || kind === "" || kind === "source") {
+    return new URL("../../main.ts", import.meta.url).pathname;
+  }
+  if (kind !== "bundle") throw new Error(`MUR_TEST_ENTRY is 'source' or 'bundle', not '${kind}'`);
+  const main = new URL("../../.cache/bundle/main.js", import.meta.url).pathname;
+  try {
+    Deno.statSync(main);
+  } catch {
+    throw new Error(`MUR_TEST_ENTRY=bundle: no ${main}; build it with \`deno task bundle\``);
+  }
+  return main;
+}
 
 export interface MurOptions {
   /** mur's own arguments, e.g. `["run", "--manifest", dir, "--json"]`. */
