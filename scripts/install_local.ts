@@ -9,6 +9,9 @@
  *
  *   deno task install [--dir DIR]
  */
+import { buildBundle, BUNDLE_SOURCES, bundleIsFresh } from "./bundle.ts";
+import { BUNDLE_DIR } from "../src/module_root.ts";
+
 const USAGE = "usage: deno task install [--dir DIR]";
 
 function fail(message: string): never {
@@ -38,16 +41,39 @@ const deno = Deno.execPath();
 /** Single-quoted for sh: the clone's path may hold spaces or quotes. */
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
+const bundle = `${clone}/${BUNDLE_DIR}`;
+// The sources a bundle is built from: when one is newer than its main.js, it is built again.
+const sources = BUNDLE_SOURCES.map((p) => q(`${clone}/${p}`)).join(" ");
+
 const shim = `#!/bin/sh
 # mur, run from the clone at ${clone} (written by \`deno task install\`; run it again after moving
-# the clone). Uses the Deno that installed it, or npx's when that one is gone.
+# the clone). It runs the clone's bundle (${BUNDLE_DIR}, scripts/bundle.ts), built again first when a
+# source is newer than it, with the Deno that installed it, or npx's when that one is gone.
 MUR_COMMAND=mur
 export MUR_COMMAND
 deno=${q(deno)}
-if [ -x "$deno" ]; then
-  exec "$deno" run -A --quiet --config ${q(`${clone}/deno.json`)} ${q(`${clone}/main.ts`)} "$@"
+bundle=${q(`${bundle}/main.js`)}
+run() {
+  if [ -x "$deno" ]; then
+    exec "$deno" run -A --quiet --config ${q(`${clone}/deno.json`)} "$@"
+  fi
+  exec npx -y deno@2 run -A --quiet --config ${q(`${clone}/deno.json`)} "$@"
+}
+build() {
+  if [ -x "$deno" ]; then
+    "$deno" run -A --quiet ${q(`${clone}/scripts/bundle.ts`)} --quiet
+  else
+    npx -y deno@2 run -A --quiet ${q(`${clone}/scripts/bundle.ts`)} --quiet
+  fi
+}
+if [ ! -f "$bundle" ] || [ -n "$(find ${sources} -newer "$bundle" 2>/dev/null | head -n 1)" ]; then
+  echo "mur: building ${bundle}: a source changed since it was built" >&2
+  if ! build >&2; then
+    echo "mur: the bundle did not build; running from source" >&2
+    run ${q(`${clone}/main.ts`)} "$@"
+  fi
 fi
-exec npx -y deno@2 run -A --quiet --config ${q(`${clone}/deno.json`)} ${q(`${clone}/main.ts`)} "$@"
+run "$bundle" "$@"
 `;
 
 try {
@@ -57,7 +83,14 @@ try {
 } catch (e) {
   fail(`could not write ${dir}/mur: ${e instanceof Error ? e.message : String(e)}`);
 }
-console.log(`installed: ${dir}/mur (runs ${clone}/main.ts)`);
+try {
+  // Only when stale: a mur running from the bundle meanwhile keeps loading its modules from it.
+  if (!bundleIsFresh()) await buildBundle();
+} catch (e) {
+  // The shim builds it again on its first run, and runs from source when that fails too.
+  console.log(`note: the bundle did not build (${e instanceof Error ? e.message : String(e)})`);
+}
+console.log(`installed: ${dir}/mur (runs ${clone}, from its bundle ${bundle})`);
 const onPath = (Deno.env.get("PATH") ?? "").split(":").includes(dir);
 if (!onPath) {
   console.log(`note: ${dir} is not on PATH; add it: export PATH="${dir}:$PATH"`);
