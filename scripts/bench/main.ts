@@ -18,6 +18,7 @@ import { Loadgen } from "./loadgen_client.ts";
 import type { Ctx } from "./measure.ts";
 import { plan as makePlan } from "./measure.ts";
 import { canPin, cores, killAll } from "./procs.ts";
+import { buildBundle, bundleIsFresh } from "../bundle.ts";
 import { type Machine, markdown, render } from "./report.ts";
 import { Results } from "./results.ts";
 import { roundRaw } from "./round_raw.ts";
@@ -112,6 +113,11 @@ export async function bench(args: string[]): Promise<number> {
   let pushMd = "";
   let historyMd = "";
   let pathMd = "";
+  // Every mur the bench starts runs the bundle, as the installed `mur` does (procs.ts MAIN).
+  if (!bundleIsFresh()) {
+    log("building the bundle (scripts/bundle.ts)");
+    await buildBundle();
+  }
   try {
     try {
       await ensurePeerInstalled(log);

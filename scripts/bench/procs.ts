@@ -18,25 +18,32 @@ export interface Spawned {
 
 const live = new Map<number, Deno.ChildProcess>();
 
-/** mur's entry point, as every bench process runs it. */
-export const MAIN = new URL("../../main.ts", import.meta.url).pathname;
+/** mur from source: what `deno task mur` runs. */
+export const SOURCE_MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 /**
- * `deno run -A [denoFlags] main.ts run --manifest M --json --workdir W [extra]`: the one command
- * line every bench `mur run` is started with.
+ * mur's entry point as every bench process runs it: the bundle the installed `mur` runs
+ * (scripts/bundle.ts; scripts/bench/main.ts builds it first when it is stale).
+ */
+export const MAIN = new URL("../../.cache/bundle/main.js", import.meta.url).pathname;
+
+/**
+ * `deno run -A [denoFlags] <entry> run --manifest M --json --workdir W [extra]`: the one command
+ * line every bench `mur run` is started with (`entry` the bundle's main.js unless told).
  */
 export function murCmd(
   manifest: string,
   workdir: string,
   extra: string[] = [],
   denoFlags: string[] = [],
+  entry: string = MAIN,
 ): string[] {
   return [
     Deno.execPath(),
     "run",
     "-A",
     ...denoFlags,
-    MAIN,
+    entry,
     "run",
     "--manifest",
     manifest,

@@ -13,10 +13,9 @@
  *                                                 to BENCHMARKS.md
  */
 import { stringify } from "yaml";
-import { cpuUs, kill, spawnReady } from "./procs.ts";
+import { cpuUs, kill, MAIN, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 const HEADERS = { "content-type": "application/json", "a2a-version": "1.0" };
 

@@ -2,12 +2,13 @@
  * What a start spends its CPU on, by module (cpu_profile.ts `byModule`): `mur run` of a scripted
  * capsule to its readiness line (then SIGTERM: its graceful end writes the profile), `mur ps` to
  * its exit, and `mur watch --url … --json` of a capsule whose one task ends its session, so the
- * watch exits by itself after its events (a profile is written at a normal exit only). Each runs
+ * watch exits by itself after its events (a profile is written at a normal exit only). Profiled
+ * from source, where each module keeps its name (the bundle runs the same code in a few chunks). Each runs
  * once under `--cpu-prof`, after the timed tries; idle samples are left out, so the waits (the
  * watch's for its capsule's task) count for nothing.
  */
 import { byModule, type CpuProfile } from "./cpu_profile.ts";
-import { kill, MAIN, murCmd, spawnReady } from "./procs.ts";
+import { kill, murCmd, SOURCE_MAIN, spawnReady } from "./procs.ts";
 import { type ScaleCtx, writeScaleCapsule } from "./round_scale.ts";
 
 const TOP = 12;
@@ -80,7 +81,7 @@ export async function startProfiles(
     const [a, b, c, d] = prof("run");
     const s = await spawnReady({
       name: "mur run (profiled)",
-      cmd: murCmd(manifest, `${dir}/cold/wd-prof`, [], [a, b, c]),
+      cmd: murCmd(manifest, `${dir}/cold/wd-prof`, [], [a, b, c], SOURCE_MAIN),
       env,
       core: 0,
       readyTimeoutMs: 30_000,
@@ -92,7 +93,7 @@ export async function startProfiles(
   await section("`mur ps`, spawn → exit", async () => {
     const [a, b, c, d] = prof("ps");
     const o = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", a, b, c, MAIN, "ps"],
+      args: ["run", "-A", a, b, c, SOURCE_MAIN, "ps"],
       env,
       stdout: "null",
       stderr: "piped",
@@ -119,7 +120,18 @@ export async function startProfiles(
     try {
       const [a, b, c, d] = prof("watch");
       const w = new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", a, b, c, MAIN, "watch", "--url", String(cap.ready.url), "--json"],
+        args: [
+          "run",
+          "-A",
+          a,
+          b,
+          c,
+          SOURCE_MAIN,
+          "watch",
+          "--url",
+          String(cap.ready.url),
+          "--json",
+        ],
         env,
         stdout: "null",
         stderr: "null",
