@@ -141,20 +141,32 @@ export function startClaudeEndpoint(opts: ClaudeEndpointOptions = {}): ClaudeEnd
 }
 
 /**
+ * When the fake's windows reset, in whole seconds as the headers give them: ahead of now, as a
+ * real endpoint's are. The CLI leaves a window whose reset has passed out of its
+ * `rate_limit_event` (fixed times in these headers passed on 2026-12-05, and the seven-day window
+ * went missing from every run after).
+ */
+export const RATE_LIMIT_RESETS = (() => {
+  const now = Math.floor(Date.now() / 1000);
+  return { fiveHour: now + 3 * 3600, sevenDay: now + 3 * 86_400 };
+})();
+
+/**
  * The unified headers observed to trigger `rate_limit_event` (observed from Claude Code 2.1.328).
  */
 export function rateLimitHeaders(): Record<string, string> {
   const p = "anthropic-ratelimit-unified";
+  const { fiveHour, sevenDay } = RATE_LIMIT_RESETS;
   return {
     [`${p}-status`]: "allowed_warning",
-    [`${p}-reset`]: "1796201348",
+    [`${p}-reset`]: String(fiveHour),
     [`${p}-representative-claim`]: "five_hour",
     [`${p}-5h-utilization`]: "0.91",
-    [`${p}-5h-reset`]: "1796201348",
+    [`${p}-5h-reset`]: String(fiveHour),
     [`${p}-5h-status`]: "allowed_warning",
     [`${p}-5h-surpassed-threshold`]: "0.9",
     [`${p}-7d-utilization`]: "0.2",
-    [`${p}-7d-reset`]: "1796456948",
+    [`${p}-7d-reset`]: String(sevenDay),
     [`${p}-7d-status`]: "allowed",
     [`${p}-fallback`]: "available",
     [`${p}-overage-status`]: "rejected",

@@ -7,7 +7,7 @@
  * frame.
  */
 import assert from "node:assert/strict";
-import { startClaudeEndpoint } from "../../scripts/fakes/claude_endpoint.ts";
+import { RATE_LIMIT_RESETS, startClaudeEndpoint } from "../../scripts/fakes/claude_endpoint.ts";
 import { ensureCli } from "../drivers/process/install.ts";
 import { collect, streamRequest } from "../helpers/sse.ts";
 import {
@@ -122,14 +122,14 @@ Deno.test("claude-code through mur run: request-input over the bridge → input-
     assert.deepEqual(windows.find((w) => w.name === "five-hour"), {
       name: "five-hour",
       used: 0.91,
-      resetsAtMs: 1796201348000,
+      resetsAtMs: RATE_LIMIT_RESETS.fiveHour * 1000,
       windowMinutes: 300,
       state: "warning",
     });
     assert.deepEqual(windows.find((w) => w.name === "seven-day"), {
       name: "seven-day",
       used: 0.2,
-      resetsAtMs: 1796456948000,
+      resetsAtMs: RATE_LIMIT_RESETS.sevenDay * 1000,
       windowMinutes: 10080,
       state: "ok",
     });

@@ -5,7 +5,7 @@
  * CLAUDE_CODE_MAX_RETRIES.
  */
 import assert from "node:assert/strict";
-import { startClaudeEndpoint } from "../../../scripts/fakes/claude_endpoint.ts";
+import { RATE_LIMIT_RESETS, startClaudeEndpoint } from "../../../scripts/fakes/claude_endpoint.ts";
 import {
   FileSessionStore,
   type HarnessDriver,
@@ -214,7 +214,7 @@ Deno.test("claude cli: unified rate-limit headers under subscription auth → qu
     assert.deepEqual(five, {
       name: "five-hour",
       used: 0.91,
-      resetsAtMs: 1796201348000,
+      resetsAtMs: RATE_LIMIT_RESETS.fiveHour * 1000,
       windowMinutes: 300,
       state: "warning",
     });
