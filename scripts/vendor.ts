@@ -11,6 +11,11 @@
  *         compatibility layer, about 35 ms of a start of 190. The ES build in one file loads in 5.
  *   zod   95 files through Deno's npm resolution, the only npm package `mur run` loaded at
  *         start: one file instead cut an idle capsule's RSS by about 4.4 MiB (70.2 → 65.8 MiB).
+ *         Without its `locales` namespace (the messages of 48 languages; mur's are the English
+ *         ones, which zod sets itself in classic/schemas.js) the file is 398K characters, not 763K:
+ *         half of what `mur run` parsed at start, about 2 MiB of an idle capsule's RSS and 3 % of
+ *         its start (docs/benchmarks.md "Cost per session"). Its types still name `z.locales`:
+ *         tests/manifest/vendored_zod_test.ts checks that no module of mur's uses it.
  *
  * Each file's first line points its types at the npm package (`@ts-self-types`), so `deno check`
  * reads the package's own declarations. tests/manifest/vendored_yaml_test.ts and
@@ -28,6 +33,12 @@ export interface Vendored {
   entry: string;
   /** Who wrote it, for the file's second line. */
   credit: string;
+  /**
+   * Export lines left out: each file named (the entry and the package files on the way from it
+   * to the export) is bundled as a copy without the lines `omit` matches; the rest of the
+   * package is bundled as it is.
+   */
+  without?: { files: string[]; omit: RegExp; what: string };
 }
 
 export const YAML: Vendored = {
@@ -41,6 +52,11 @@ export const ZOD: Vendored = {
   version: "4.6.7",
   entry: "index.js",
   credit: "MIT, Colin McDonnell",
+  without: {
+    files: ["index.js", "v4/classic/external.js", "v4/core/index.js"],
+    omit: /^export \* as locales from "\.\.\/locales\/index\.js";\n/m,
+    what: "its locales namespace (z.locales, z.core.locales)",
+  },
 };
 export const VENDORED = [YAML, ZOD];
 
@@ -66,27 +82,54 @@ async function packageDir(p: Vendored): Promise<string> {
   return dir;
 }
 
+/**
+ * The entry to bundle: the package's own, or (with `without`) a copy of it in `tmp`, where each
+ * named file is copied without the omitted lines and its relative imports point back into the
+ * package, or at the copy of a file that is copied too.
+ */
+async function entryFile(p: Vendored, dir: string, tmp: string): Promise<string> {
+  if (!p.without) return `${dir}/${p.entry}`;
+  const { files, omit } = p.without;
+  for (const file of files) {
+    const text = await Deno.readTextFile(`${dir}/${file}`);
+    if (!omit.test(text) && file !== p.entry) {
+      throw new Error(`${p.name} ${p.version}: ${file} has no line the vendoring leaves out`);
+    }
+    const here = new URL(file, `file://${dir}/`);
+    const copy = text.replace(omit, "").replace(/(from\s+")(\.{1,2}\/[^"]+)"/g, (_, from, rel) => {
+      const target = new URL(rel, here).pathname.slice(dir.length + 1);
+      return `${from}${files.includes(target) ? `${tmp}/${target}` : `${dir}/${target}`}"`;
+    });
+    await Deno.mkdir(new URL(".", `file://${tmp}/${file}`), { recursive: true });
+    await Deno.writeTextFile(`${tmp}/${file}`, copy);
+  }
+  return `${tmp}/${p.entry}`;
+}
+
 /** The vendored file's text, as this script writes it, and the package's folder. */
 export async function vendoredText(p: Vendored): Promise<{ text: string; dir: string }> {
   const dir = await packageDir(p);
-  const tmp = await Deno.makeTempFile({ suffix: ".js" });
+  const work = await Deno.makeTempDir();
+  const tmp = `${work}/out.js`;
   try {
-    await run(["bundle", "--platform", "deno", "-o", tmp, `${dir}/${p.entry}`]);
+    const entry = await entryFile(p, dir, `${work}/entry`);
+    await run(["bundle", "--platform", "deno", "-o", tmp, entry]);
     // The bundler names each joined file by its path in this machine's npm cache: keep only the
     // package-relative part, so the file is the same wherever it is written.
     const code = (await Deno.readTextFile(tmp)).replace(
       new RegExp(`^// \\S*?/${p.name}/(\\d[^/\\s]*)/`, "gm"),
       `// ${p.name}@$1/`,
-    );
+    ).replace(new RegExp(`^// \\S*?/entry/`, "gm"), `// ${p.name}@${p.version}/ (a copy) `);
     if (/\bfrom\s+"node:|require\(/.test(code)) {
       throw new Error(`the bundled ${p.name} imports Node modules: it is not the ES build`);
     }
     const text = `// @ts-self-types="npm:${p.name}@${p.version}"\n` +
       `// ${p.name} ${p.version} (${p.credit}: vendor/${p.name}/LICENSE), its ES build bundled ` +
-      `into one module by scripts/vendor.ts. Do not edit: run that script.\n` + code;
+      `into one module by scripts/vendor.ts${p.without ? `, without ${p.without.what}` : ""}. ` +
+      `Do not edit: run that script.\n` + code;
     return { text, dir };
   } finally {
-    await Deno.remove(tmp).catch(() => {});
+    await Deno.remove(work, { recursive: true }).catch(() => {});
   }
 }
 

@@ -79,8 +79,42 @@ Deno.test("the vendored zod is the version deno.json's zod-npm pins", async () =
   assertEquals(denoJson.imports["zod"], "./vendor/zod/zod.js");
   const head = await Deno.readTextFile(new URL("../../vendor/zod/zod.js", import.meta.url));
   assertEquals(head.split("\n")[0], `// @ts-self-types="npm:zod@${ZOD.version}"`);
-  assertEquals(Object.keys(vendored).sort(), Object.keys(npm).sort());
+  // Every export but the one scripts/vendor.ts leaves out (ZOD.without).
+  const npmKeys = Object.keys(npm).filter((k) => k !== "locales").sort();
+  assertEquals(Object.keys(vendored).sort(), npmKeys);
+  assertEquals(
+    Object.keys(vendored.core).sort(),
+    Object.keys(npm.core).filter((k) => k !== "locales").sort(),
+  );
 });
+
+Deno.test("the vendored zod has no locales, and no module of mur's asks for them", async () => {
+  assertEquals("locales" in vendored, false);
+  assertEquals("locales" in vendored.core, false);
+  assertEquals("locales" in npm, true);
+  // Its types (the npm package's) still name z.locales: a use would type-check and then fail.
+  const uses: string[] = [];
+  for (const root of ["../../src/", "../../main.ts"]) {
+    for await (const file of tsFiles(new URL(root, import.meta.url))) {
+      const text = await Deno.readTextFile(file);
+      if (/\.locales\b/.test(text)) uses.push(file.pathname);
+    }
+  }
+  assertEquals(uses, []);
+  // The English messages zod sets for itself are there (the property below compares them too).
+  assertEquals(
+    vendored.string().safeParse(1).error?.issues[0].message,
+    "Invalid input: expected string, received number",
+  );
+});
+
+async function* tsFiles(at: URL): AsyncGenerator<URL> {
+  if (at.pathname.endsWith(".ts")) return yield at;
+  for await (const e of Deno.readDir(at)) {
+    const next = new URL(e.isDirectory ? `${e.name}/` : e.name, at);
+    if (e.isDirectory || e.name.endsWith(".ts")) yield* tsFiles(next);
+  }
+}
 
 Deno.test("property: the vendored zod reads any input as the npm package does", () => {
   fc.assert(
