@@ -10,7 +10,7 @@
  *   deno task install [--dir DIR]
  */
 import { buildBundle, BUNDLE_SOURCES, bundleIsFresh } from "./bundle.ts";
-import { BUNDLE_DIR } from "../src/module_root.ts";
+import { BUNDLE_DIR, BUNDLE_RUN_FLAGS } from "../src/module_root.ts";
 
 const USAGE = "usage: deno task install [--dir DIR]";
 
@@ -55,9 +55,9 @@ deno=${q(deno)}
 bundle=${q(`${bundle}/main.js`)}
 run() {
   if [ -x "$deno" ]; then
-    exec "$deno" run -A --quiet --config ${q(`${clone}/deno.json`)} "$@"
+    exec "$deno" run -A --quiet "$@"
   fi
-  exec npx -y deno@2 run -A --quiet --config ${q(`${clone}/deno.json`)} "$@"
+  exec npx -y deno@2 run -A --quiet "$@"
 }
 build() {
   if [ -x "$deno" ]; then
@@ -70,10 +70,10 @@ if [ ! -f "$bundle" ] || [ -n "$(find ${sources} -newer "$bundle" 2>/dev/null | 
   echo "mur: building ${bundle}: a source changed since it was built" >&2
   if ! build >&2; then
     echo "mur: the bundle did not build; running from source" >&2
-    run ${q(`${clone}/main.ts`)} "$@"
+    run --config ${q(`${clone}/deno.json`)} ${q(`${clone}/main.ts`)} "$@"
   fi
 fi
-run "$bundle" "$@"
+run ${BUNDLE_RUN_FLAGS.join(" ")} "$bundle" "$@"
 `;
 
 try {

@@ -1,7 +1,8 @@
 /**
  * A bare `Deno.serve` process (as raw_server.ts's readiness line) that first imports the module
  * named by its argument and runs nothing of it: what a module graph costs a process by itself
- * (round_memory.ts). `deno run -A bare_import.ts zod` or `… file:///…/src/cli/run.ts`.
+ * (round_memory.ts). `deno run -A --no-config bare_import.ts file:///…/vendor/zod/zod.js`, or
+ * `… file:///…/.cache/bundle/src/cli/run.js`.
  */
 const spec = Deno.args[0];
 // Kept reachable, as a running program keeps what it imported.

@@ -3,6 +3,10 @@
  * machine has one to spare, each waited for by its one readiness line on stdout, each
  * recorded so `killAll` ends it by pid — at the end, on failure and on Ctrl-C.
  */
+import { entryArgs } from "../../src/module_root.ts";
+
+/** What follows `deno run -A` for an entry: a bundle runs with no config file, as the shim runs it. */
+export { entryArgs };
 
 export interface Spawned {
   name: string;
@@ -43,7 +47,7 @@ export function murCmd(
     "run",
     "-A",
     ...denoFlags,
-    entry,
+    ...entryArgs(entry),
     "run",
     "--manifest",
     manifest,

@@ -13,7 +13,7 @@
  *                                                 to BENCHMARKS.md
  */
 import { stringify } from "yaml";
-import { cpuUs, kill, MAIN, spawnReady } from "./procs.ts";
+import { cpuUs, entryArgs, kill, MAIN, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 
 const STREAM_URI = "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
@@ -158,7 +158,7 @@ export async function benchPush(
   const rx = receivers();
   const s = await spawnReady({
     name: "mur run (push)",
-    cmd: [Deno.execPath(), "run", "-A", MAIN, "run", "--manifest", capsule, "--json"],
+    cmd: [Deno.execPath(), "run", "-A", ...entryArgs(MAIN), "run", "--manifest", capsule, "--json"],
     env: { NO_COLOR: "1", MURMUR_HOME: `${dir}/push-home` },
     readyTimeoutMs: 30_000,
   });

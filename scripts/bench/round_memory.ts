@@ -23,13 +23,16 @@
  * (Debugger.scriptParsed lengths).
  */
 import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
-import { kill, murCmd, rssBytes, type Spawned, spawnReady } from "./procs.ts";
+import { kill, MAIN, murCmd, rssBytes, type Spawned, spawnReady } from "./procs.ts";
 import { median } from "./stats.ts";
 import { queueCapsule, type ScaleCtx, writeScaleCapsule } from "./round_scale.ts";
 
 const RAW = new URL("./raw_server.ts", import.meta.url).pathname;
 const BARE_IMPORT = new URL("./bare_import.ts", import.meta.url).pathname;
-const RUN_GRAPH = new URL("../../src/cli/run.ts", import.meta.url).href;
+/** What `mur run` loads at start, as the bench runs it: the bundle's run module (procs.ts MAIN). */
+const RUN_GRAPH = new URL("src/cli/run.js", new URL(".", `file://${MAIN}`)).href;
+/** The vendored zod by its file, so the process needs no config file either. */
+const ZOD = new URL("../../vendor/zod/zod.js", import.meta.url).href;
 const TRIES = 3;
 const MiB = 2 ** 20;
 
@@ -62,7 +65,7 @@ async function startBare(): Promise<Idle> {
 async function startImporting(spec: string): Promise<Idle> {
   const s = await spawnReady({
     name: `bare + ${spec}`,
-    cmd: [Deno.execPath(), "run", "-A", INSPECT_FLAG, BARE_IMPORT, spec],
+    cmd: [Deno.execPath(), "run", "-A", "--no-config", INSPECT_FLAG, BARE_IMPORT, spec],
     core: 0,
     readyTimeoutMs: 30_000,
   });
@@ -126,9 +129,11 @@ async function sourcesFact(p: Idle): Promise<string> {
     else rest += s.length;
   }
   const k = (c: number) => `${Math.round(c / 1024).toLocaleString("en")}K characters`;
-  return `${n} scripts: mur's own modules ${k(own)}, npm packages ${k(npm)}, the runtime's ${
+  return `${n} scripts: the bundle's files (the vendored zod and yaml among them) ${
+    k(own)
+  }, npm packages ${k(npm)}, the runtime's ${
     k(rest)
-  }. V8 keeps each module's source as it was handed over: Deno's emit of a TypeScript module is the JavaScript plus an inline source map holding the whole original source (about 3× the file), and a source with any character outside Latin-1 (the comments' dashes and arrows) is stored two bytes per character`;
+  }. V8 keeps each module's source as it was handed over: the bundle's files are JavaScript with no source map, and one with any character outside Latin-1 (a message's dash or arrow) is stored two bytes per character`;
 }
 
 export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
@@ -173,8 +178,8 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
       target: 1.5,
     });
     // Where the difference comes from: the same bare process after importing zod alone, and
-    // after importing every module `mur run` loads at start (src/cli/run.ts's graph, nothing run).
-    const zod = await group(1, () => startImporting("zod"));
+    // after importing every module `mur run` loads at start (the bundle's run module, nothing run).
+    const zod = await group(1, () => startImporting(ZOD));
     const graph = await group(1, () => startImporting(RUN_GRAPH));
     const mib = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
     const bare = median(one.bare);
@@ -185,20 +190,21 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
         mib(zod.rss[0] - bare)
       }, its JS heap ${
         mib(zod.heap[0])
-      }); importing every module \`mur run\` loads at start, nothing run (src/cli/run.ts's graph, the vendored zod and yaml among them) ${
+      }); importing every module \`mur run\` loads at start, nothing run (the bundle's src/cli/run.js and the chunks it imports, the vendored zod and yaml among them) ${
         mib(graph.rss[0])
       } (+${mib(graph.rss[0] - bare)}, heap ${mib(graph.heap[0])}); the idle capsule itself ${
         mib(median(one.mur))
       } (its running session, door and state +${mib(median(one.mur) - graph.rss[0])}).`,
     );
     ctx.scale.facts.push(
-      "Idle memory and start: tried against their goals, each measured and not kept " +
-        '(docs/benchmarks.md "Cost per session"): the compiler options that would drop the ' +
-        "inline source maps (Deno 2 ignores them), V8 flags (`--lite-mode`, a smaller young " +
-        "generation, no code cache), the vendored packages minified, sources with no character " +
-        "outside Latin-1, and `mur run`'s start graph joined into one file by `deno bundle`: the " +
-        "one that met the 1.5× memory goal, not kept because the modules mur loads on first use " +
-        "(src/lazy.ts) would load a second copy of every module they share with the bundle.",
+      'Idle memory and start: kept, each measured (docs/benchmarks.md "Cost per session"): ' +
+        "mur runs as a bundle (scripts/bundle.ts: no TypeScript emit, no inline source maps; " +
+        "the modules loaded on first use are chunks of it), run with no config file; the " +
+        "vendored zod has no locales namespace. Tried and not kept: the compiler options that " +
+        "would drop the source maps from source (Deno 2 ignores them), V8 flags " +
+        "(`--lite-mode`, a smaller young generation, no code cache), the vendored packages " +
+        "minified, zod's compiled fast path turned off for the manifest, and the bundle's " +
+        "characters outside Latin-1 written as escapes (−0.8 MiB, start unchanged).",
     );
     ctx.scale.facts.push(
       `Idle memory: of one idle capsule's ${

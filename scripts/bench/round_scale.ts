@@ -22,7 +22,16 @@
  * (well under a millisecond) as the plain mean that whole-millisecond readings resolve
  * (`runtimeTenth`).
  */
-import { canPin, kill, MAIN, murCmd, rssBytes, SOURCE_MAIN, spawnReady } from "./procs.ts";
+import {
+  canPin,
+  entryArgs,
+  kill,
+  MAIN,
+  murCmd,
+  rssBytes,
+  SOURCE_MAIN,
+  spawnReady,
+} from "./procs.ts";
 import { median } from "./stats.ts";
 import { crewCall } from "./round_crew.ts";
 import { idleMemory } from "./round_memory.ts";
@@ -683,14 +692,14 @@ export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
         t.source.push(src.startMs);
         kill(src.pid);
         t.empty.push(await timeToExit([Deno.execPath(), "run", "-A", empty]));
-        t.ps.push(await timeToExit([Deno.execPath(), "run", "-A", MAIN, "ps"], env));
+        t.ps.push(await timeToExit([Deno.execPath(), "run", "-A", ...entryArgs(MAIN), "ps"], env));
         const w = await spawnReady({
           name: "mur watch (cold)",
           cmd: [
             Deno.execPath(),
             "run",
             "-A",
-            MAIN,
+            ...entryArgs(MAIN),
             "watch",
             "--url",
             String(mur.ready.url),

@@ -115,6 +115,8 @@ Deno.test("bundle: a formation's members run the entry their launcher runs", asy
     for (const pid of pids) {
       const argv = Deno.readTextFileSync(`/proc/${pid}/cmdline`).split("\0");
       assert.ok(argv.includes(MAIN), `member ${pid} runs ${argv.join(" ")}, not ${MAIN}`);
+      // A bundle runs with no config file, as the shim runs it (src/module_root.ts entryArgs).
+      assert.equal(argv.includes("--no-config"), MAIN.endsWith(".js"), argv.join(" "));
     }
   } finally {
     await f.close();

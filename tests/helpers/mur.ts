@@ -17,6 +17,7 @@
  * (run/helpers.ts).
  */
 import { killTree } from "./kill_tree.ts";
+import { entryArgs } from "../../src/module_root.ts";
 
 /**
  * The entry every test starts mur with: main.ts, or with `MUR_TEST_ENTRY=bundle` the bundle's
@@ -97,7 +98,15 @@ export function murArgv(
   args: string[],
   o: { entry?: string; denoArgs?: string[] } = {},
 ): string[] {
-  return [Deno.execPath(), "run", "-A", "--quiet", ...(o.denoArgs ?? []), o.entry ?? MAIN, ...args];
+  return [
+    Deno.execPath(),
+    "run",
+    "-A",
+    "--quiet",
+    ...(o.denoArgs ?? []),
+    ...entryArgs(o.entry ?? MAIN),
+    ...args,
+  ];
 }
 
 /** Starts `mur <args>`; with `readyMs`, resolves once its readiness line is in. */

@@ -12,7 +12,7 @@
  * `stop()` ends it: lifeline closed, SIGTERM 2 s later if it still runs, SIGKILL of its group
  * after `graceMs`.
  */
-import { mainModule } from "../../module_root.ts";
+import { entryArgs, mainModule } from "../../module_root.ts";
 import { MurError } from "../../errors.ts";
 import { trackGroup } from "../../process_groups.ts";
 import { groupLeaderSpawn } from "../../tools/group_leader.ts";
@@ -69,11 +69,10 @@ export const CHILD_STOP_GRACE_MS = 10_000;
 const STDERR_TAIL = 8;
 
 /** How this program runs `mur`: the binary itself, or `deno run -A` of main.ts or of the bundle's main.js
- * (src/module_root.ts), whichever this process runs. */
+ * (src/module_root.ts `entryArgs`: a bundle with no config file), whichever this process runs. */
 export function murCommand(): { program: string; args: string[] } {
   if (Deno.build.standalone) return { program: Deno.execPath(), args: [] };
-  const main = mainModule().pathname;
-  return { program: Deno.execPath(), args: ["run", "-A", main] };
+  return { program: Deno.execPath(), args: ["run", "-A", ...entryArgs(mainModule().pathname)] };
 }
 
 export class ChildCapsule {
