@@ -12,12 +12,14 @@ export const STREAM_MAXLEN = 1024;
 export const KEY_TTL_SECS = 30;
 /** …which comes this often while it runs. */
 export const REFRESH_MS = 10_000;
+/** The liveness key is set again this often… */
+export const ALIVE_REFRESH_MS = 5_000;
 /**
- * The liveness key lives this long past each refresh: a refresh missed by more than a fifth of an
- * interval lets it lapse, and edges end the session's streams (src/edge/stream_reader.ts) long
- * before its other keys expire.
+ * …and lives this long past each: one refresh lost (a failover drops the writes the promoted
+ * replica had not copied yet) leaves it present, two in a row let it lapse, and edges end the
+ * session's streams (src/edge/liveness.ts) long before its other keys expire.
  */
-export const ALIVE_TTL_MS = REFRESH_MS + 2000;
+export const ALIVE_TTL_MS = 2 * ALIVE_REFRESH_MS + 2000;
 
 export const sessionKeys = (sessionId: string) => ({
   /** XADD `<event id>-0` per numbered event; `<last id>-1` marks the end of the session's stream. */

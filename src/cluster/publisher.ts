@@ -20,7 +20,14 @@ import type { EventLog, LogEntry } from "../events/log.ts";
 import type { Subscription } from "../events/subscription.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import { toA2A } from "../session/task_record.ts";
-import { ALIVE_TTL_MS, KEY_TTL_SECS, REFRESH_MS, sessionKeys, STREAM_MAXLEN } from "./keys.ts";
+import {
+  ALIVE_REFRESH_MS,
+  ALIVE_TTL_MS,
+  KEY_TTL_SECS,
+  REFRESH_MS,
+  sessionKeys,
+  STREAM_MAXLEN,
+} from "./keys.ts";
 import {
   type Command,
   type RedisClient,
@@ -80,6 +87,7 @@ export class Publisher {
   /** Per task: the history fields below this number are deleted (dropped by the task's limit). */
   #historyGone = new Map<string, number>();
   #lastRefresh = 0;
+  #lastAlive = 0;
   #wake: (() => void) | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #done: Promise<void>;
@@ -179,6 +187,7 @@ export class Publisher {
     this.#tasksSent.clear();
     this.#historySent.clear();
     this.#lastRefresh = 0;
+    this.#lastAlive = 0;
   }
 
   /** Publishes as events come; returns true once the stream has ended and all is written. */
@@ -290,11 +299,14 @@ export class Publisher {
     if (historySet.length) cmds.push(["HSET", this.#keys.history, ...historySet]);
     if (historyDel.length) cmds.push(["HDEL", this.#keys.history, ...historyDel]);
     const now = Date.now();
+    if (now - this.#lastAlive >= ALIVE_REFRESH_MS - 500) {
+      cmds.push(["SET", this.#keys.alive, "1", "PX", ALIVE_TTL_MS]);
+      this.#lastAlive = now;
+    }
     if (hset.length || now - this.#lastRefresh >= REFRESH_MS - 500) {
       if (now - this.#lastRefresh >= REFRESH_MS - 500) {
         const facts = Object.entries(this.#o.facts()).flat();
         if (facts.length) cmds.push(["HSET", this.#keys.meta, ...facts]);
-        cmds.push(["SET", this.#keys.alive, "1", "PX", ALIVE_TTL_MS]);
         this.#lastRefresh = now;
       }
       for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta, this.#keys.history]) {

@@ -60,6 +60,10 @@ export class SessionMirror implements Followed {
     this.ready = new Promise((r) => (this.#tried = r));
   }
 
+  get progress(): number {
+    return this.log.lastId;
+  }
+
   /** Stops following; its connections end. */
   stop(): void {
     this.#tried();

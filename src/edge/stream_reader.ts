@@ -10,24 +10,25 @@
  * each reconnect, so an event waits at most that long and is never skipped (the stream is read
  * from the last id held).
  *
- * The sweep also checks each session's liveness key (src/cluster/keys.ts `alive`): missing on
- * checks `LAPSE_MS` apart, with Redis answering all along, means the capsule stopped refreshing
- * it (killed, hung): the session's streams end as its own door's do when its process dies.
+ * The sweep also judges whether each session's capsule still runs (liveness.ts: its liveness key
+ * and whether its stream grew): one that stopped (killed, hung) has the session's streams end as
+ * its own door's do when its process dies.
  */
 import { type RedisClient, RedisDown } from "../cluster/client_types.ts";
 import { sessionKeys, sessionOfWake } from "../cluster/keys.ts";
+import { Liveness } from "./liveness.ts";
 
 /** Every followed session is read this often even without a wake. */
 export const SWEEP_MS = 2000;
-/** The liveness key missing this long (Redis answering) ends the session's streams. */
-export const LAPSE_MS = 4000;
 
 /** A session the reader follows (src/edge/mirror.ts). */
 export interface Followed {
   readonly sessionId: string;
+  /** How far its stream has been read (the last event id held): grows only while it is written. */
+  readonly progress: number;
   /** Reads what is new; true when there may be more right away (a full reply). */
   readOn(client: RedisClient): Promise<boolean>;
-  /** Its capsule stopped refreshing its liveness. */
+  /** Its capsule stopped: its liveness key lapsed, its stream still (liveness.ts). */
   lapsed(): void;
 }
 
@@ -35,8 +36,7 @@ interface Entry {
   f: Followed;
   reading: boolean;
   again: boolean;
-  /** When its liveness key was first seen missing (Redis answering since), or null. */
-  missingSince: number | null;
+  live: Liveness;
 }
 
 export class StreamReader {
@@ -73,7 +73,12 @@ export class StreamReader {
 
   follow(f: Followed): void {
     if (this.#entries.has(f.sessionId)) return;
-    this.#entries.set(f.sessionId, { f, reading: false, again: false, missingSince: null });
+    this.#entries.set(f.sessionId, {
+      f,
+      reading: false,
+      again: false,
+      live: new Liveness(f.progress),
+    });
     this.#sub.subscribe(sessionKeys(f.sessionId).wake);
     this.#schedule(f.sessionId);
   }
@@ -126,15 +131,14 @@ export class StreamReader {
     } catch (err) {
       // Nothing is judged across an outage: a Redis restarted empty gets the key back from the
       // capsule's next refresh.
-      for (const e of entries) e.missingSince = null;
+      for (const e of entries) e.live.unknown();
       this.#failed(err);
       return;
     }
     const now = Date.now();
     entries.forEach((e, i) => {
-      if (present[i] > 0) e.missingSince = null;
-      else if (e.missingSince === null) e.missingSince = now;
-      else if (now - e.missingSince >= LAPSE_MS && this.#entries.get(e.f.sessionId) === e) {
+      const verdict = e.live.observe(present[i] > 0, e.f.progress, now);
+      if (verdict === "lapsed" && this.#entries.get(e.f.sessionId) === e) {
         this.unfollow(e.f.sessionId);
         e.f.lapsed();
       }
