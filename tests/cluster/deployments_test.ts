@@ -60,13 +60,21 @@ async function stillStreaming(cap: Capsule, task: string): Promise<void> {
 }
 
 /** The session's edge URL answers its card: the edge finds it in Redis. */
-async function published(edge: EdgeProc, sessionId: string): Promise<string> {
+async function published(edge: EdgeProc, cap: Capsule): Promise<string> {
+  const sessionId = cap.ready.session_id;
   const at = `${edge.url}/sessions/${sessionId}`;
+  // A red run says what the edge answered last (a 404 and a 503 are different faults).
+  let last = "no answer";
   await until(`${sessionId} on the edge`, async () => {
     const r = await fetch(`${at}/.well-known/agent-card.json`);
-    await r.body?.cancel();
+    last = `${r.status} ${(await r.text()).slice(0, 300)}`;
     return r.status === 200 ? true : undefined;
-  }, 30_000);
+  }, 30_000).catch((e) => {
+    const said = cap.mur.err.text().slice(-2000);
+    throw new Error(
+      `${(e as Error).message}; the edge answered last: ${last}; the capsule said: ${said}`,
+    );
+  });
   return at;
 }
 
@@ -104,7 +112,7 @@ Deno.test("deployments: rediss:// with a test CA and an ACL user; the CA by --re
     const from = await cursorOf(cap.base);
     const watchers = [];
     for (const e of edges) {
-      const at = await published(e, cap.ready.session_id);
+      const at = await published(e, cap);
       watchers.push(await IdWatcher.open(at + "/", { lastEventId: from }));
     }
     const last = await completed(cap, await send(cap.base, "paced"));
@@ -165,7 +173,7 @@ Deno.test("deployments: a 3-primary Redis Cluster through one node's URL — ses
     const watchers: IdWatcher[] = [];
     const ats: string[] = [];
     for (const cap of caps) {
-      const at = await published(edge, cap.ready.session_id);
+      const at = await published(edge, cap);
       ats.push(at);
       froms.push(await cursorOf(cap.base));
       watchers.push(await IdWatcher.open(at + "/", { lastEventId: froms.at(-1) }));
@@ -209,7 +217,7 @@ Deno.test("deployments: redis+sentinel:// — the primary killed mid-stream, the
   let edge: EdgeProc | undefined;
   try {
     edge = await startEdgeProc(sentinel.url);
-    const at = await published(edge, cap.ready.session_id);
+    const at = await published(edge, cap);
     const from = await cursorOf(cap.base);
     const w = await IdWatcher.open(at + "/", { lastEventId: from });
     const task = await send(cap.base, "paced");
