@@ -23,7 +23,7 @@ import {
   withCpu,
 } from "./measure.ts";
 import { median } from "./stats.ts";
-import { kill, murCmd, SpawnError, spawnReady } from "./procs.ts";
+import { kill, MAIN, murCmd, SpawnError, spawnReady } from "./procs.ts";
 import { INSPECT_FLAG, type Inspector, inspectorOf } from "./inspector.ts";
 import type { RequestSpec, RunResult, TriggerSpec } from "./loadgen.ts";
 import type { Column, Measure } from "./results.ts";
@@ -97,13 +97,19 @@ function firstLine(s: string): string {
 }
 
 /** `mur run --json` of the bench capsule on core 0; `inspect` also opens its inspector. */
-export async function startMur(ctx: Ctx, dir: string, tag: string, inspect = false) {
+export async function startMur(
+  ctx: Ctx,
+  dir: string,
+  tag: string,
+  inspect = false,
+  entry: string = MAIN,
+) {
   const manifest = await writeCapsule(dir, murKinds(ctx));
   const home = `${dir}/home`;
   await Deno.mkdir(home, { recursive: true });
   return await spawnReady({
     name: "mur run",
-    cmd: murCmd(manifest, `${dir}/wd-${tag}`, [], inspect ? [INSPECT_FLAG] : []),
+    cmd: murCmd(manifest, `${dir}/wd-${tag}`, [], inspect ? [INSPECT_FLAG] : [], entry),
     // A 1 s heartbeat: a lagged task stream learns its task ended at the next heartbeat.
     env: { MURMUR_HOME: home, NO_COLOR: "1", MURMUR_HEARTBEAT_MS: "1000" },
     core: 0,

@@ -5,11 +5,13 @@
  * is summed per part of the event path (cpu_profile.ts `EVENT_PATH`) over the events delivered.
  * Beside it, the server's on-CPU time per event over as many floods without the profiler
  * (every thread, as the rounds' CPU rows read it): what the samples of the main thread do not
- * show is the runtime's other threads (V8's compiler and collector helpers).
+ * show is the runtime's other threads (V8's compiler and collector helpers). This capsule runs
+ * from source (main.ts), as the start profiles do (start_profile.ts): a sample is put in its part
+ * by its module's path under src/, and a bundle's chunks have no such names.
  */
 import type { Ctx } from "./measure.ts";
 import { checkRun, K1_WARM_FLOODS } from "./measure.ts";
-import { kill } from "./procs.ts";
+import { kill, SOURCE_MAIN } from "./procs.ts";
 import { type Inspector, inspectorOf } from "./inspector.ts";
 import { byPart, EVENT_PATH } from "./cpu_profile.ts";
 import { gateMs, murClient, startMur } from "./round_mur.ts";
@@ -28,7 +30,7 @@ export interface PathProfile {
 
 export async function profileEventPath(ctx: Ctx, dir: string): Promise<PathProfile> {
   const n = ctx.plan.floodN[1];
-  const s = await startMur(ctx, dir, "profile", true);
+  const s = await startMur(ctx, dir, "profile", true, SOURCE_MAIN);
   let gc: Inspector | undefined;
   try {
     gc = await inspectorOf(s);
@@ -101,7 +103,8 @@ export async function profileEventPath(ctx: Ctx, dir: string): Promise<PathProfi
 export function pathMarkdown(p: PathProfile | string, n: number): string {
   const head = `## Where a K=1 flood's CPU goes
 
-A \`mur run\` of the bench capsule of its own, started with its inspector (scripts/bench/round_profile.ts):
+A \`mur run\` of the bench capsule of its own, from source (main.ts: each sample's part is found by its module's path,
+which a bundle's chunks do not keep), started with its inspector (scripts/bench/round_profile.ts):
 after the rounds' ${K1_WARM_FLOODS} unmeasured K=1 floods on each endpoint, V8's sampling profiler (one sample every ${INTERVAL_US} µs)
 over ${FLOODS} K=1 floods of ${
     n.toLocaleString("en")
