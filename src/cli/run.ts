@@ -177,6 +177,7 @@ async function announceRunning(
     pushSecret: c.push?.secret,
     formation: membership ?? undefined,
     inventory: c.inventory,
+    containment: c.containment.line,
   };
   await recordRunning(announced);
   announce(announced, v);

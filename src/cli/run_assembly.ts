@@ -36,6 +36,14 @@ import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
 import { watchFaults } from "./run_endings.ts";
+import {
+  chooseContainment,
+  type ContainmentChoice,
+  containmentRuntime,
+} from "../containment/launch.ts";
+import type { ContainmentPolicy } from "../containment/policy.ts";
+import { containmentConfig } from "../manifest/containment_keys.ts";
+import type { SessionContainment } from "../session/session_api.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
 type Door = Awaited<ReturnType<typeof startDoor>>;
@@ -64,6 +72,8 @@ export interface Capsule {
   inventory: Inventory;
   /** Writes MURMUR.md again, now with the door's address. */
   murmurMd(url: string | null): void;
+  /** The class the session's processes run under, and the `-v` line saying so. */
+  containment: ContainmentChoice;
 }
 
 /** What the launch brings besides its plan. */
@@ -81,10 +91,22 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // (transport: process) runs in the workdir, so it is made once the workdir exists.
   const turnDriver = plan.harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
+  // The floor is checked before anything is made: E-CAP-003 leaves no workdir behind.
+  const containment = manifest.containment ?? containmentConfig({});
+  const choice = await chooseContainment(containment, plan.containment, env);
+  for (const w of choice.warnings) warn(w);
   // One session per workdir: refused (E-RUN-043) while a live session holds it. The lock goes
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
+  const contained = await containmentRuntime(choice, containment, {
+    sessionId,
+    workdir: workdir.root,
+    manifestDir: manifest.dir,
+    readOnly: manifest.capabilities.filesystem.readOnly,
+  });
+  globalThis.addEventListener("unload", () => contained.close());
+  const policy = contained.policy;
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -92,7 +114,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -103,8 +125,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     sessionTools,
     otel,
     resume: inputs.resume,
-    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel),
+    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel, policy),
     runtimeArtifacts: staged.artifacts,
+    containment: { declared: choice.declared, achieved: choice.achieved, policy },
     finishPush: () => finishPush(push),
   });
   push = await pushFor(plan, session);
@@ -147,6 +170,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     opened,
     inventory: offered,
     murmurMd,
+    containment: choice,
   };
 }
 
@@ -171,7 +195,12 @@ async function otelExport(manifest: Manifest, session: () => Session) {
  * manifests and skills; then the toolbox over them. A failure stops the launch here: no trace, no
  * door, no record.
  */
-async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string) {
+async function stagedTools(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  containment: ContainmentPolicy | undefined,
+) {
   const { manifest } = plan;
   const staged = await stageCapsule({
     manifest,
@@ -179,6 +208,7 @@ async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string
     sessionId,
     hookTimeoutMs: hookTimeoutMs(env),
     warn,
+    containment,
   });
   const toolbox = new ToolBox({
     capabilities: manifest.capabilities,
@@ -213,8 +243,10 @@ function commandHooks(
   sessionId: string,
   session: () => Session,
   otel: OtelExport | null,
+  containment: ContainmentPolicy | undefined,
 ): CommandHooks {
   return new CommandHooks({
+    containment,
     hooks: manifest.hooks,
     workdirRoot: workdir.root,
     logsDir: workdir.logs,
@@ -243,6 +275,7 @@ function buildSession(plan: LaunchPlan, p: {
   resume?: ResumePlan;
   hooks: CommandHooks;
   runtimeArtifacts: RuntimeArtifactField[];
+  containment: SessionContainment;
   finishPush(): Promise<void>;
 }): Session {
   const { resume, toolbox } = p;
@@ -272,6 +305,7 @@ function buildSession(plan: LaunchPlan, p: {
       })),
     holdCancelStatus: isHarnessDriver(p.driver),
     runtimeArtifacts: p.runtimeArtifacts,
+    containment: p.containment,
     warn,
     otel: p.otel ?? undefined,
     push: { finish: p.finishPush },

@@ -9,6 +9,7 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { containmentConfig } from "./containment_keys.ts";
 import type {
   Credential,
   DriverName,
@@ -104,6 +105,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         },
       }),
     },
+    containment: containmentConfig(doc),
     observability: {
       ...(doc.observability?.otel_endpoint !== undefined && {
         otelEndpoint: doc.observability.otel_endpoint,

@@ -13,6 +13,12 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import {
+  capNetworkSchema,
+  containmentSchema,
+  filesystemContainmentKeys,
+  resourcesSchema,
+} from "./containment_keys.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
@@ -401,8 +407,13 @@ const clusterSchema = mapping({
 
 const capabilitiesSchema = mapping({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
-  filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+  filesystem: mapping({
+    read_only: list(relativeSubtree()).optional(),
+    ...filesystemContainmentKeys,
+  }).optional(),
   spawn: mapping({ allow: spawnAllow().optional() }).optional(),
+  network: capNetworkSchema.optional(),
+  resources: resourcesSchema.optional(),
 });
 
 /**
@@ -461,6 +472,7 @@ export const manifestSchema = mapping({
   context: contextSchema.optional(),
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
+  containment: containmentSchema.optional(),
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
   outputs: outputsSchema.optional(),

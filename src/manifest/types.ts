@@ -2,6 +2,7 @@
  * The manifest after validation, with every default applied (docs/manifest.md). Code past the
  * loader reads only this shape; the zod schema in schema.ts produces it.
  */
+import type { ContainmentConfig } from "../containment/config.ts";
 
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
@@ -261,6 +262,8 @@ export interface Manifest {
   context: ContextConfig;
   network: NetworkConfig;
   capabilities: CapabilitiesConfig;
+  /** Containment (src/containment/config.ts); absent in a Manifest built by hand: the defaults. */
+  containment?: ContainmentConfig;
   observability: ObservabilityConfig;
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */

@@ -20,6 +20,8 @@ export function sessionStartFields(opts: SessionOptions): TraceFieldsOf["session
     context_id: opts.resume?.contextId ?? opts.contextId ?? null,
     system_prompt_source: m.inference.systemPromptSource,
     runtime_artifacts: opts.runtimeArtifacts ?? [],
+    containment_declared: opts.containment?.declared ?? null,
+    containment_achieved: opts.containment?.achieved ?? "advisory",
   };
 }
 
