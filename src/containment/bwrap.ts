@@ -41,8 +41,8 @@ export function bwrapArgs(p: ContainmentPolicy, cwd: string, seccompFd: number |
     // the host are not there to read, signal or trace.
     "--unshare-user",
     "--unshare-pid",
-    "--cap-drop",
-    "ALL",
+    // With bridges the nested bwrap inside drops them (net_bridge.ts), as it needs them to start.
+    ...(p.bridges.length ? [] : ["--cap-drop", "ALL"]),
     "--die-with-parent",
     "--ro-bind",
     "/",
@@ -66,7 +66,13 @@ export function bwrapArgs(p: ContainmentPolicy, cwd: string, seccompFd: number |
   }
   if (p.noNetwork || p.cls === "sealed") a.push("--unshare-net");
   if (p.cls === "sealed") a.push("--unshare-ipc", "--unshare-uts", "--hostname", "capsule");
-  if (seccompFd !== null) a.push("--seccomp", String(seccompFd));
+  if (p.hostsFile) a.push("--ro-bind", p.hostsFile, "/etc/hosts");
+  // The bridges' sockets, read-only (connecting needs no write): the sandbox's /tmp is its own.
+  for (const dir of new Set(p.bridges.map((b) => b.socket.slice(0, b.socket.lastIndexOf("/"))))) {
+    a.push("--ro-bind", dir, dir);
+  }
+  // With bridges the filter goes on inside, after socat is up (net_bridge.ts BRIDGE_SCRIPT).
+  if (seccompFd !== null && p.bridges.length === 0) a.push("--seccomp", String(seccompFd));
   a.push("--chdir", cwd, "--");
   return a;
 }

@@ -11,6 +11,8 @@ import type { ContainmentPolicy } from "./policy.ts";
 import { type HostReach, probeHost } from "./probe.ts";
 import { makePidsGroup } from "./resources.ts";
 import { seccompProgram } from "./seccomp.ts";
+import { openBridges } from "./net_bridge.ts";
+import { resolveOnPath } from "../path_lookup.ts";
 
 export interface ContainmentChoice {
   /** What the manifest or `--containment` asked for (the stronger); null: neither did. */
@@ -129,6 +131,16 @@ export async function containmentRuntime(
     await Deno.writeFile(seccompFile, filter, { mode: 0o644 });
   }
   const group = makePidsGroup(`mur-${paths.sessionId}`, config.resources.pids);
+  const allow = sealed ? [] : config.networkAllow ?? [];
+  const socat = allow.length ? resolveOnPath("socat", Deno.env.get("PATH") ?? "") : null;
+  if (allow.length && !socat) {
+    throw new MurError(
+      "E-CAP-003",
+      `declared containment class 'scoped' is not achievable on this host (achieved: 'advisory'): capabilities.network.allow needs socat(1), which was not found on PATH`,
+      "install socat (Debian/Ubuntu: apt-get install socat) — see docs/containment.md",
+    );
+  }
+  const net = allow.length ? await openBridges(allow, dir) : null;
   const w = paths.workdir;
   const under = (rel: string) => (rel === "." ? w : `${w}/${rel}`);
   const home = Deno.env.get("HOME");
@@ -149,6 +161,9 @@ export async function containmentRuntime(
     ],
     shown: [paths.manifestDir],
     noNetwork: config.networkAllow !== null,
+    bridges: net?.bridges ?? [],
+    hostsFile: net?.hostsFile ?? null,
+    socat,
     seccompFile,
     resources: config.resources,
     cgroupProcs: group?.procs ?? null,
@@ -156,6 +171,7 @@ export async function containmentRuntime(
   return {
     policy,
     close: () => {
+      net?.close();
       group?.remove();
       try {
         Deno.removeSync(dir, { recursive: true });

@@ -5,6 +5,7 @@
  */
 import type { ContainmentClass } from "./classes.ts";
 import type { Resources } from "./resources.ts";
+import type { Bridge } from "./net_bridge.ts";
 
 export interface ContainmentPolicy {
   /** The class the processes run under. `advisory`: no wrapper at all. */
@@ -25,6 +26,12 @@ export interface ContainmentPolicy {
   shown: string[];
   /** Own network namespace with nothing in it (sealed; scoped with `network.allow: []`). */
   noNetwork: boolean;
+  /** `network.allow` forwarded into the sandbox (./net_bridge.ts); empty: none. */
+  bridges: Bridge[];
+  /** The sandbox's /etc/hosts (names of allowed hosts), or null. */
+  hostsFile: string | null;
+  /** socat(1), which listens for the bridges inside. */
+  socat: string | null;
   /** The compiled seccomp filter's file (outside every sandbox's view), or null. */
   seccompFile: string | null;
   resources: Resources;

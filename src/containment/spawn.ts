@@ -15,6 +15,7 @@
 import { bwrapArgs } from "./bwrap.ts";
 import type { ContainmentPolicy } from "./policy.ts";
 import { prlimitArgs } from "./resources.ts";
+import { BRIDGE_SCRIPT } from "./net_bridge.ts";
 
 const SECCOMP_FD = 9;
 
@@ -53,8 +54,24 @@ export function containedCommand(
       "--",
       policy.bwrap,
       ...bwrapArgs(policy, cwd, policy.seccompFile ? SECCOMP_FD : null),
+      ...bridged(policy),
       program,
       ...args,
     ],
   };
+}
+
+/** The bridge script's part of the command line (net_bridge.ts), or nothing without bridges. */
+function bridged(p: ContainmentPolicy): string[] {
+  if (p.bridges.length === 0) return [];
+  return [
+    "/bin/sh",
+    "-c",
+    BRIDGE_SCRIPT,
+    "mur-bridge",
+    String(p.bridges.length),
+    ...p.bridges.flatMap((b) => [b.alias, String(b.port), b.socket]),
+    p.bwrap,
+    p.seccompFile ? "9" : "-",
+  ];
 }
