@@ -41,7 +41,7 @@ export interface HostileRun {
 const NOBODY = 65534;
 const ROOT = new URL("../../.cache/security", import.meta.url).pathname;
 
-async function listener(hostname: string): Promise<Deno.TcpListener> {
+function listener(hostname: string): Deno.TcpListener {
   const l = Deno.listen({ hostname, port: 0 });
   (async () => {
     for await (const c of l) c.close();
@@ -76,9 +76,9 @@ export async function runHostile(
     await Deno.writeTextFile(`${T}/home/.ssh/id_ed25519`, SSH_SECRET);
     await Deno.writeTextFile(`${T}/cap/workdir/ses_other/secret.txt`, OTHER_SECRET);
     await Deno.writeTextFile(`${T}/wd/protected/data.txt`, "PROTECTED-ORIGINAL");
-    const ok = await listener("127.0.0.1");
-    const no = await listener("127.0.0.1");
-    const v6 = await listener("::1");
+    const ok = listener("127.0.0.1");
+    const no = listener("127.0.0.1");
+    const v6 = listener("::1");
     const sock = Deno.listen({ transport: "unix", path: `${T}/sock` });
     listeners.push(ok, no, v6, sock);
     (async () => {
@@ -184,8 +184,12 @@ async function writeCapsule(
 async function openUp(T: string, as: "self" | "nobody"): Promise<void> {
   await Deno.chmod(`${T}/sock`, 0o777);
   if (as === "self") return;
-  const out = await new Deno.Command("chown", { args: ["-R", `${NOBODY}:${NOBODY}`, T] }).output();
-  if (!out.success) throw new Error(`chown: ${new TextDecoder().decode(out.stderr)}`);
+  const own = async (path: string): Promise<void> => {
+    await Deno.chown(path, NOBODY, NOBODY);
+    if (!(await Deno.lstat(path)).isDirectory) return;
+    for await (const e of Deno.readDir(path)) await own(`${path}/${e.name}`);
+  };
+  await own(T);
 }
 
 /** A deno nobody can run (this one may sit under root's 0700 home), copied once per process. */
