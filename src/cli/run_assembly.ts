@@ -92,21 +92,13 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   const turnDriver = plan.harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
   // The floor is checked before anything is made: E-CAP-003 leaves no workdir behind.
-  const containment = manifest.containment ?? containmentConfig({});
-  const choice = await chooseContainment(containment, plan.containment, env);
+  const choice = await chooseContainment(manifest.containment, plan.containment, env);
   for (const w of choice.warnings) warn(w);
   // One session per workdir: refused (E-RUN-043) while a live session holds it. The lock goes
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
-  const contained = await containmentRuntime(choice, containment, {
-    sessionId,
-    workdir: workdir.root,
-    manifestDir: manifest.dir,
-    readOnly: manifest.capabilities.filesystem.readOnly,
-  });
-  globalThis.addEventListener("unload", () => contained.close());
-  const policy = contained.policy;
+  const policy = await containmentPolicy(choice, manifest, sessionId, workdir);
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -172,6 +164,27 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     murmurMd,
     containment: choice,
   };
+}
+
+/** The policy every process of the session runs under; its files go when the process ends. */
+async function containmentPolicy(
+  choice: ContainmentChoice,
+  manifest: Manifest,
+  sessionId: string,
+  workdir: Workdir,
+): Promise<ContainmentPolicy | undefined> {
+  const contained = await containmentRuntime(
+    choice,
+    manifest.containment ?? containmentConfig({}),
+    {
+      sessionId,
+      workdir: workdir.root,
+      manifestDir: manifest.dir,
+      readOnly: manifest.capabilities.filesystem.readOnly,
+    },
+  );
+  globalThis.addEventListener("unload", () => contained.close());
+  return contained.policy;
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The manifest's containment settings, normalized (docs/manifest.md "containment"): the floor,
+ * The manifest's containment settings, normalized (docs/containment.md "Declaring a floor"): the floor,
  * `capabilities.network`, `filesystem.scope` and `workdir_exec`, `capabilities.resources`. Parsed
  * and checked by src/manifest/containment_keys.ts.
  */

@@ -81,11 +81,20 @@ export async function probeHost(env: (name: string) => string | undefined): Prom
       prlimit,
     };
   }
+  const sealed = await trySealed(bwrap, base);
+  if (sealed !== null) {
+    return { reach: "scoped", reason: `sealed's sandbox did not start: ${sealed}`, bwrap, prlimit };
+  }
+  return { reach: "sealed", reason: null, bwrap, prlimit };
+}
+
+/** `sealed`'s namespaces and filter, once: null when they started, else what went wrong. */
+async function trySealed(bwrap: string, base: string[]): Promise<string | null> {
   const filter = seccompProgram({ denyDefault: true, denyUnixSockets: true })!;
   const file = await Deno.makeTempFile({ prefix: "mur-probe-" });
   try {
     await Deno.writeFile(file, filter);
-    const sealed = await tryRun("/bin/sh", [
+    return await tryRun("/bin/sh", [
       "-c",
       'exec 9<"$0" && exec "$@"',
       file,
@@ -99,18 +108,9 @@ export async function probeHost(env: (name: string) => string | undefined): Prom
       "--",
       "true",
     ]);
-    if (sealed !== null) {
-      return {
-        reach: "scoped",
-        reason: `sealed's sandbox did not start: ${sealed}`,
-        bwrap,
-        prlimit,
-      };
-    }
   } finally {
     await Deno.remove(file).catch(() => {});
   }
-  return { reach: "sealed", reason: null, bwrap, prlimit };
 }
 
 function exists(p: string): boolean {

@@ -1,5 +1,5 @@
 /**
- * The manifest keys of containment (docs/manifest.md "containment", runtime facts §1.7): their zod
+ * The manifest keys of containment (docs/containment.md "Declaring a floor", runtime facts §1.7): their zod
  * shapes, which src/manifest/schema.ts places (`containment:`, `capabilities.network`,
  * `capabilities.filesystem.scope` / `workdir_exec`, `capabilities.resources`), and the checks with
  * their own codes (E-CAP-001 a bad `network.allow` entry, E-CAP-002 a bad scope) that make
