@@ -117,6 +117,18 @@ export function scopePath(scope: string): string {
   return parts.length ? parts.join("/") : ".";
 }
 
+/**
+ * The settings when the manifest declares any of them, else undefined (the runtime then takes
+ * `containmentConfig({})`, the defaults): a Manifest without them stays as it was.
+ */
+export function declaredContainment(doc: ContainmentDoc): ContainmentConfig | undefined {
+  const caps = doc.capabilities;
+  const declared = doc.containment !== undefined || caps?.network !== undefined ||
+    caps?.resources !== undefined || caps?.filesystem?.scope !== undefined ||
+    caps?.filesystem?.workdir_exec !== undefined;
+  return declared ? containmentConfig(doc) : undefined;
+}
+
 /** The normalized settings (defaults applied); throws E-CAP-001/E-CAP-002. */
 export function containmentConfig(doc: ContainmentDoc): ContainmentConfig {
   const caps = doc.capabilities;

@@ -9,7 +9,12 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
-import { containmentConfig } from "./containment_keys.ts";
+import { declaredContainment } from "./containment_keys.ts";
+
+/** `{[key]: value}`, or nothing when value is undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 import type {
   Credential,
   DriverName,
@@ -105,7 +110,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         },
       }),
     },
-    containment: containmentConfig(doc),
+    ...optional("containment", declaredContainment(doc)),
     observability: {
       ...(doc.observability?.otel_endpoint !== undefined && {
         otelEndpoint: doc.observability.otel_endpoint,
