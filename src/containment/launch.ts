@@ -153,7 +153,8 @@ export async function containmentRuntime(
     writable: [...new Set([under(config.scope), `${w}/.capsule-home`])],
     readOnly: paths.readOnly.map(under),
     hidden: [
-      ...(home ? [home] : []),
+      // A HOME of "/" (some containers) would hide the whole host: it is left alone.
+      ...(home && home !== "/" ? [home] : []),
       murmurHome(),
       // Every other session of this capsule, and of a shared --workdir.
       `${paths.manifestDir}/workdir`,

@@ -7,7 +7,8 @@
  * is made by naming a missing one (`MURMUR_BWRAP`).
  */
 import assert from "node:assert/strict";
-import { baseEnv, runMur } from "../helpers/mur.ts";
+import { baseEnv, runMur, startMur } from "../helpers/mur.ts";
+import { until } from "../helpers/until.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { MurError } from "../../src/errors.ts";
 import { probeHost } from "../../src/containment/probe.ts";
@@ -241,4 +242,74 @@ Deno.test("containment keys: the facts' defaults, sizes with units, entries pars
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+/** Host pids whose command line holds `marker`. */
+function withMarker(marker: string): number[] {
+  const out: number[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    try {
+      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`).replaceAll("\0", " ");
+      if (cmd.includes(marker) && !cmd.includes("bwrap") && !cmd.includes("prlimit")) {
+        out.push(Number(e.name));
+      }
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+Deno.test({
+  name:
+    "containment: SIGTERM to mur while a scoped command runs stops the command and all it forked",
+  ignore: host.reach === "advisory",
+  fn: async () => {
+    const dir = await capsule(
+      "  script: script.yaml\ncontainment: scoped\ncapabilities:\n  shell:\n    allow: [bash]\n",
+    );
+    const marker = `61.${Math.floor(Math.random() * 1e6)}`;
+    await Deno.writeTextFile(
+      `${dir}/script.yaml`,
+      JSON.stringify({
+        tasks: [{
+          turns: [{
+            steps: [{
+              tool_call: {
+                id: "s",
+                name: "bash",
+                input: { command: `sleep ${marker} & exec sleep ${marker}` },
+              },
+            }],
+          }, { steps: [{ text: "slept" }] }],
+        }],
+      }),
+    );
+    const mur = await startMur({
+      args: ["run", "--manifest", dir, "--task", "go", "--json"],
+      env: { ...baseEnv(), MURMUR_HOME: `${dir}/home` },
+      clearEnv: true,
+      readyMs: 60_000,
+      removeOnClose: [dir],
+    });
+    try {
+      await until(
+        "both sleeps to run",
+        () => withMarker(marker).length === 2 ? true : undefined,
+        20_000,
+      );
+      mur.kill("SIGTERM");
+      const end = await mur.end(30_000);
+      assert.equal(end.code, 1, end.stderr);
+      await until(
+        "both sleeps to be gone",
+        () => withMarker(marker).length === 0 ? true : undefined,
+        10_000,
+      );
+    } finally {
+      for (const pid of withMarker(marker)) Deno.kill(pid, "SIGKILL");
+      await mur.close();
+    }
+  },
 });
