@@ -114,9 +114,11 @@ Deno.test("peer trust: on a public door a plain caller's peer + trusted headers 
         return /COMPLETED|FAILED/.test(t.result?.status?.state ?? "") ? true : undefined;
       });
       const seen = await until("the provider saw it", () => sentToModel(p, text));
-      assert.fail(`a plain caller's peer task was taken (task ${id}); the model received: ${
-        JSON.stringify(seen)
-      } (${seen === text ? "unfenced and trusted" : "fenced"})`);
+      assert.fail(
+        `a plain caller's peer task was taken (task ${id}); the model received: ${
+          JSON.stringify(seen)
+        } (${seen === text ? "unfenced and trusted" : "fenced"})`,
+      );
     }
     assert.equal(r.status, 403);
     assert.equal(r.type, "application/json");
@@ -136,7 +138,12 @@ Deno.test("peer trust: the refusal is the same bytes on every path, method and b
   const cap = await capsule(p);
   try {
     const origin = { "x-murmur-task-origin": "PEER" }; // lowercased, as every origin is
-    const rpcBody = (method: string, params: unknown) => ({ jsonrpc: "2.0", id: 7, method, params });
+    const rpcBody = (method: string, params: unknown) => ({
+      jsonrpc: "2.0",
+      id: 7,
+      method,
+      params,
+    });
     const answers = [
       await post(cap.base, "/", rpcBody("SendMessage", userMessage("x")), origin),
       await post(cap.base, "/", rpcBody("SendStreamingMessage", userMessage("x")), origin),
