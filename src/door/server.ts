@@ -9,7 +9,6 @@
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
-import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type FormationDoor, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
@@ -18,6 +17,7 @@ import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
+import { claimedOrigin, honouredTrust, peerNotAccepted, refusesPeer } from "./peer_tasks.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
 import type { PushNotifications } from "../push/push.ts";
 import { restChecks, restRefusal, type RestRequest } from "./rest/checks.ts";
@@ -129,6 +129,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     const restful = isRestPath(url.pathname);
     const admitted = await gate.admit(req, restful ? restRefusal : undefined);
     if (admitted instanceof Response) return admitted;
+    if (refusesPeer(req, manifest)) return peerNotAccepted(); // after the token: peer_tasks.ts
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) {
@@ -208,7 +209,10 @@ function cardResponse(req: Request, cards: ServedCards): Response {
   return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
 }
 
-/** What each call is made with: the caller's origin and trust headers, its credential. */
+/**
+ * What each call is made with: the caller's origin, its trust (honoured only from a proven peer,
+ * src/door/peer_tasks.ts), its credential.
+ */
 function callContexts(
   o: DoorOptions,
   cards: ServedCards,
@@ -216,13 +220,11 @@ function callContexts(
 ): (grant: Grant | null, req: Request) => CallContext {
   const seen = new SeenMessages(o.session.manifest.network.retriedSends === "replay");
   return (grant, req) => {
-    const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
-    const origin: Origin = raw === "peer" || raw === "completion" ? raw : "event";
-    const trust = (req.headers.get("x-murmur-task-trust") ?? "").trim().toLowerCase();
+    const origin = claimedOrigin(req);
     return {
       session: o.session,
       origin,
-      trusted: origin !== "event" && trust === "trusted",
+      trusted: honouredTrust(req, origin, grant),
       extendedCard: cards.extendedValue,
       caller: grant?.credential ?? "",
       seen,
