@@ -32,7 +32,7 @@ export const DIAGNOSTICS = {
   "E-CAP-016":
     "an artifact's `capabilities.env.allow` names a variable beyond what mur hands that kind of process: the door token (`MURMUR_DOOR_TOKEN`) to any, a runtime credential (`*_API_KEY`, `*_AUTH_TOKEN`, `*_OAUTH_TOKEN`) to a hook",
   "E-MAN-004":
-    "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`), or an `inference` key within two edits of `driver` when there is none (`drivr:`): ignored, it would leave that section, or the driver, at its defaults",
+    "a key a slip away from a key its section declares and lacks (`inferance:` with no `inference:`, `inference.scirpt`, `capabilities.shell.allw`), or a key dedented out of its section (`script:` at the top level): if ignored, it would leave the key at its default",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":
