@@ -15,6 +15,7 @@ import { doorMethods } from "../door/card.ts";
 import { Gate } from "../door/gate.ts";
 import type { Binding } from "../door/handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "../door/jsonrpc.ts";
+import { methodNotFound } from "../door/method_not_found.ts";
 import { bare, json, JSON_HEADERS, through } from "../door/responses.ts";
 import { restChecks, restRefusal, type RestRequest } from "../door/rest/checks.ts";
 import { restError } from "../door/rest/errors.ts";
@@ -155,7 +156,7 @@ class EdgeRoutes {
   ): Promise<Response> {
     const o = this.#o;
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
-    if (!isEdgeMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isEdgeMethod(method)) return refuse(methodNotFound(method));
     try {
       return await callEdge(method, {
         session: s.session,
