@@ -35,7 +35,7 @@ canceled exit 1, with error[E-RUN-040] naming the task that decided it).
   --port N                the door's port, 0 for any free one (default network.internal_port,
                           else any free one)
   --json                  print one JSON readiness line instead of the human lines
-  -v, --verbose           also print workdir:, manifest:, driver:, page: (and otel:) lines
+  -v, --verbose           also print workdir:, manifest:, driver:, page: (and otel:, tokens:) lines
   --lifecycle-task-acceptance none|single|queue
                           override lifecycle.task_acceptance
   --lifecycle-after-task exit|sleep
