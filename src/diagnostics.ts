@@ -100,6 +100,8 @@ export const DIAGNOSTICS = {
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
   "W-RUN-004":
     "no task came: the session waited for a first task (no `--task`, no task.md, nothing sent to its door within `MURMUR_A2A_TIMEOUT_SECS`, 30 s) and ended without running one",
+  "W-RUN-005":
+    "a model call over HTTP failed in a way a retry may mend (refused or dropped connection, 429, 5xx): one line per retry, saying why, which retry of how many and the wait before it; the trace has a `harness_retry` line too",
   "W-CLU-001":
     "the capsule cannot publish to its `cluster.redis` (unreachable, refused, a TLS certificate or a password Redis does not take, an unreadable `MURMUR_REDIS_CA`): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
   "W-CLU-002":
