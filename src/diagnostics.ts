@@ -108,6 +108,8 @@ export const DIAGNOSTICS = {
     "`cluster` with `network.authentication` but no `MURMUR_CLUSTER_KEY`: edges cannot verify this session's tokens and refuse its calls",
   "E-EDGE-001":
     "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, a CA file (`--redis-ca`, `MURMUR_REDIS_CA`) it cannot read, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
+  "E-EDGE-002":
+    "`mur edge` cannot listen: the port is in use (`--port`; 0 takes any free one), or `--bind` is not an address of this machine",
   "W-EDGE-001":
     "`mur edge` cannot reach its Redis (at start, within 2 s, or later; unreachable, a TLS certificate or a password refused): it serves on, its connections stay open (heartbeats go on) and read on from where they were when Redis answers",
   "W-OTEL-001":

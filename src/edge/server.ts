@@ -41,6 +41,7 @@ import {
 import { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { StreamReader } from "./stream_reader.ts";
+import { listenError } from "./listen_error.ts";
 
 export interface EdgeOptions {
   redis: RedisClient;
@@ -254,15 +255,24 @@ class EdgeRoutes {
 
 export function startEdge(o: EdgeOptions): Edge {
   const routes = new EdgeRoutes(o);
-  const server = Deno.serve({
-    hostname: o.bind,
-    port: o.port,
-    onListen: () => {},
-    onError: (e) => {
-      if (!(e instanceof ConnectionFault)) o.warn(`edge: ${(e as Error).message}`);
-      return bare(500);
-    },
-  }, (req) => routes.handle(req));
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: o.bind,
+      port: o.port,
+      onListen: () => {},
+      onError: (e) => {
+        if (!(e instanceof ConnectionFault)) o.warn(`edge: ${(e as Error).message}`);
+        return bare(500);
+      },
+    }, (req) => routes.handle(req));
+  } catch (e) {
+    // Nothing is served: let go of Redis too, so `mur edge` ends with the error (E-EDGE-002).
+    routes.mirrors.stopAll();
+    routes.reader.stop();
+    o.redis.close();
+    throw listenError(o, e);
+  }
   routes.port = server.addr.port;
   return {
     port: routes.port,
