@@ -39,3 +39,19 @@ Deno.test("a launch that ran its task does not say no task came", async () => {
     await run.close();
   }
 });
+
+Deno.test("a wait for a first task cut short by a stop does not say it waited the whole timeout", async () => {
+  // The default wait (30 s) is far longer than this test: the SIGTERM comes while it waits.
+  const run = await spawnRun({ manifest: MANIFEST });
+  try {
+    assert.match((await run.line())!, /^murmur: url /);
+    assert.match((await run.line())!, /^session: ses_/);
+    run.signal("SIGTERM");
+    const end = await run.end(60_000);
+    assertEquals(end.code, 0, end.stderr);
+    assert.match(end.stdout, /status: ok\n$/);
+    assert.doesNotMatch(end.stderr, /W-RUN-004/);
+  } finally {
+    await run.close();
+  }
+});

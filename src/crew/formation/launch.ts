@@ -129,7 +129,8 @@ class Formation {
     }
     const st = await entry.child.exited;
     await this.#stopAll();
-    if (this.#signal !== null) return this.#signal;
+    // Stopped by a signal (`mur stop <frm>`, Ctrl-C) or not, the formation ends as its entry
+    // member did: its status line and exit code, as a single capsule's stop does.
     if (!this.v.json) console.log(`status: ${entryStatus(entry.child)}`);
     return st.signal ? 128 + signalNumber(st.signal) : st.code;
   }
