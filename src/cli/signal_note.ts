@@ -1,0 +1,35 @@
+/**
+ * What the first SIGINT or SIGTERM to `mur run` ends, said on stderr as `mur stop` says it
+ * (docs/running.md "Status line and exit"): the task it cancels (running, or waiting for input)
+ * and the queued ones that will be rejected. A sleeping capsule's A2A tasks never decide its
+ * status, so without this line a Ctrl-C that canceled one would end `status: ok` and say nothing
+ * of it. Nothing is said when nothing was held.
+ *
+ * Ctrl-C in a terminal echoes `^C` where the cursor is; a newline first puts what follows (this
+ * line, the status line) at the start of a line of its own.
+ */
+import { isTerminal } from "../a2a/types.ts";
+import type { Session } from "../session/session.ts";
+
+/** The stderr line for `signal`, read before the session is shut down; null when nothing was held. */
+export function signalNote(session: Session, signal: "SIGINT" | "SIGTERM"): string | null {
+  const live = session.registry.all().filter((t) => !isTerminal(t.state));
+  const queued = live.filter((t) => t.state === "TASK_STATE_SUBMITTED").map((t) => t.id);
+  const running = live.filter((t) => t.state !== "TASK_STATE_SUBMITTED").map((t) => t.id);
+  if (running.length === 0 && queued.length === 0) return null;
+  const parts = [
+    ...running.map((id) => `canceled: ${id}`),
+    ...(queued.length ? [`rejected (queued, never started): ${queued.join(", ")}`] : []),
+  ];
+  return `[mur run] ${signal}: ending the session; ${parts.join("; ")}`;
+}
+
+/** After a Ctrl-C echoed `^C` on the terminal, start a new line (stdout, where the status goes). */
+export function newLineAfterInterrupt(signal: "SIGINT" | "SIGTERM"): void {
+  if (signal !== "SIGINT" || !Deno.stdout.isTerminal()) return;
+  try {
+    Deno.stdout.writeSync(new TextEncoder().encode("\n"));
+  } catch {
+    // a closed terminal: nothing to line up
+  }
+}
