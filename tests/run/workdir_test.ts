@@ -76,20 +76,48 @@ Deno.test("workdir: --task naming an existing file uses its contents (task.md is
   }
 });
 
-Deno.test("workdir: --task that looks like a path but names no file is literal text", async () => {
+Deno.test("workdir: --task that looks like a path but names no file is refused (E-IO-001), naming the file one slip away; nothing starts", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: ECHO,
-    args: ["--task", "./literal/no-such-file.md", "--json"],
+    files: { "task.md": "from a file" },
+    args: ["--task", "./taks.md", "--json"],
   });
   try {
-    const ready = JSON.parse((await run.line())!);
     const end = await run.end();
-    assertEquals(end.code, 0, end.stderr);
-    assertEquals(await Deno.readTextFile(`${ready.workdir}/task.md`), "./literal/no-such-file.md");
-    assertEquals(await Deno.readTextFile(`${ready.workdir}/out/result.txt`), "got something else");
+    assertEquals(end.code, 1, end.stderr);
+    assertEquals(end.stdout, "");
+    assertEquals(
+      end.stderr,
+      "error[E-IO-001]: --task ./taks.md: no such file; a --task value that looks like a path is read as a file, not sent as the task's text\n" +
+        '  hint: did you mean --task ./task.md? To send text as the task, write it in words: --task "read ./taks.md"\n',
+    );
+    // Refused before anything was made: no session folder.
+    assertEquals(await Deno.stat(`${run.dir}/workdir`).then(() => true, () => false), false);
   } finally {
     await run.close();
+  }
+});
+
+Deno.test("workdir: --task text with words in it, or one word that is no path, is the task's text", async () => {
+  for (const text of ["literal: see ./no-such-file.md", "literal"]) {
+    const run = await spawnRun({
+      manifest: manifest(),
+      script: ECHO,
+      args: ["--task", text, "--json"],
+    });
+    try {
+      const ready = JSON.parse((await run.line())!);
+      const end = await run.end();
+      assertEquals(end.code, 0, end.stderr);
+      assertEquals(await Deno.readTextFile(`${ready.workdir}/task.md`), text);
+      assertEquals(
+        await Deno.readTextFile(`${ready.workdir}/out/result.txt`),
+        "got the literal text",
+      );
+    } finally {
+      await run.close();
+    }
   }
 });
 
