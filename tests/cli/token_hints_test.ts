@@ -43,12 +43,20 @@ Deno.test("a wrong token's hint is about the token; a token without the scope is
     );
     assert.doesNotMatch(hint(wrong.stderr), /scope/);
 
-    const cancelWrong = await runMur(["cancel", "--url", url, "tsk_01a2b3c4d5e6f708a9b0c1d2e3f4a5b6"], env("mdt1.nonsense"));
+    const cancelWrong = await runMur([
+      "cancel",
+      "--url",
+      url,
+      "tsk_01a2b3c4d5e6f708a9b0c1d2e3f4a5b6",
+    ], env("mdt1.nonsense"));
     assert.equal(cancelWrong.code, 1, cancelWrong.stderr);
     assert.match(hint(cancelWrong.stderr), /^the door does not know the token presented/);
 
     // The watcher's token is known, but CancelTask is not among its scopes: 403, about the scope.
-    const scoped = await runMur(["cancel", "--url", url, "tsk_01a2b3c4d5e6f708a9b0c1d2e3f4a5b6"], env(tokens.watcher));
+    const scoped = await runMur(
+      ["cancel", "--url", url, "tsk_01a2b3c4d5e6f708a9b0c1d2e3f4a5b6"],
+      env(tokens.watcher),
+    );
     assert.equal(scoped.code, 1, scoped.stderr);
     assert.match(scoped.stderr, /^error\[E-IO-004\]: .*HTTP 403/);
     assert.match(

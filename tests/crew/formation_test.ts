@@ -283,7 +283,7 @@ Deno.test("formation: mur ps groups the members under their formation; mur stop 
     // Each member's door answers `mur ps` as its session (the card probe with its operator token).
     const table = ps.stdout.slice(0, ps.stdout.indexOf(`formation ${id}`));
     for (const m of f.line.members) {
-      assert(new RegExp(`^${m.session_id} .* running `, "m").test(table), table);
+      assert(new RegExp(`^@\\d+ +${m.session_id} .* idle `, "m").test(table), table);
     }
     const block = ps.stdout.slice(ps.stdout.indexOf(`formation ${id}`)).trim().split("\n");
     assertEquals(block, [
