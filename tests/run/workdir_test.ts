@@ -46,6 +46,20 @@ Deno.test("workdir: <manifest dir>/workdir/<session id> holds MURMUR.md, task.md
     assert.ok(md.includes(ready.url), "MURMUR.md names the door's url (rewritten once it listens)");
     assert.ok(md.includes("runtest"), "MURMUR.md names the capsule");
     assert.match(md, /\*\*bash\*\*/, "MURMUR.md lists the shell tool");
+    assert.ok(md.includes("\n- Context budget: not set (compaction not configured)\n"), md);
+    // The layout lists what is there, and says which folders are made on first use.
+    const layout = md.slice(md.indexOf("## Directory Layout"), md.indexOf("Tool descriptions"));
+    for (const line of layout.split("\n").filter((l) => /^[├└]── /.test(l))) {
+      const name = line.slice(4).split(/\s+/)[0];
+      const there = await Deno.stat(`${wd}/${name}`).then(() => true, () => false);
+      assertEquals(
+        line.endsWith("created on first use"),
+        !there && name !== "MURMUR.md",
+        `${line}: ${name} is ${there ? "" : "not "}there`,
+      );
+    }
+    assert.match(layout, /\n└── checkpoints\/ .*; not there yet, created on first use\n/);
+    assert.match(layout, /\n├── task\.md +the launch task\n/);
 
     const trace = await readTrace(`${wd}/trace.jsonl`);
     assertEquals(trace[0].session_id, ready.session_id);
