@@ -1,6 +1,6 @@
 /**
  * What the first SIGINT or SIGTERM to `mur run` ends, said on stderr as `mur stop` says it
- * (docs/running.md "Status line and exit"): the task it cancels (running, or waiting for input)
+ * (docs/running.md: SIGTERM and SIGINT): the task it cancels (running, or waiting for input)
  * and the queued ones that will be rejected. A sleeping capsule's A2A tasks never decide its
  * status, so without this line a Ctrl-C that canceled one would end `status: ok` and say nothing
  * of it. Nothing is said when nothing was held.

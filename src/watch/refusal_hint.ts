@@ -1,6 +1,6 @@
 /**
  * The hint beside a door's 401 or 403 (E-IO-004) in `mur watch`, `stop` and `cancel`, fitted to
- * what went wrong (docs/door.md "Tokens and scopes"): no token at all; a token the door does not
+ * what went wrong (docs/door.md: tokens and scopes): no token at all; a token the door does not
  * know (401 `invalid_token`: mistyped, or another session's); or a known token whose credential
  * lacks the method's scope (403). A wrong token is not a scope problem, so its hint is about the
  * token.
