@@ -79,7 +79,6 @@ export async function psCommand(args: string[], now: () => number = Date.now): P
   );
   const lines = [row(COLUMNS.map(([name]) => name))];
   live.forEach((r, i) => {
-    const p = probes[i];
     const started = Date.parse(r.started_at);
     lines.push(row([
       `@${i + 1}`,
