@@ -2,7 +2,8 @@
  * The method-not-found error a door or an edge answers for a method it does not have, naming
  * the 1.0 method when the caller used A2A 0.3's name for it (`message/send` is `SendMessage`): a
  * client written for 0.3 is told what to change rather than only "Method not found"
- * (docs/protocol.md "Refusals", check 7). The message still starts "Method not found" for clients that match it.
+ * (docs/protocol.md "Refusals", check 7). The message still starts "Method not found" for clients
+ * that match it.
  */
 import { type RpcError, rpcError } from "./jsonrpc.ts";
 
