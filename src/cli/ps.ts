@@ -2,8 +2,8 @@
  * `mur ps`: one row per running session on this machine, newest first, each with the `@N` it
  * answers to: `@N SESSION CAPSULE STATUS UPTIME URL PAGE` (PAGE: the live page the door serves).
  * STATUS is what the session is doing when its door answered naming it (`working`, `idle`,
- * `needs input`: ps_activity.ts; `running` if it would not say), `unreachable` otherwise. Records of processes that are gone are pruned and reported
- * on stderr.
+ * `needs input`: ps_activity.ts; `running` if it would not say), `unreachable` otherwise.
+ * Records of processes that are gone are pruned and reported on stderr.
  */
 import { liveRunningRecords } from "../home/running_records.ts";
 import { usageText } from "../invocation.ts";

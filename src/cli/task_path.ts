@@ -2,7 +2,8 @@
  * `--task ./taks.md`: a value that looks like a path (one word with a `/` or a file extension) to
  * a file that is not there is refused (E-IO-001), naming a file beside it one slip away
  * (`./task.md`), rather than run as a task whose text is a file name — on a real model, a paid
- * turn about nothing (docs/running.md: the launch task). Text with words in it is never taken for a path.
+ * turn about nothing (docs/running.md: the launch task). Text with words in it is never taken for
+ * a path.
  */
 import { MurError } from "../errors.ts";
 import { nearest } from "../edit_distance.ts";
