@@ -1,8 +1,8 @@
 /**
  * What a running session is doing, for `mur ps`'s STATUS (docs/watch.md, the `mur ps` row):
  * `needs input` when a task waits for an answer (input required), `working` when one runs or
- * waits its turn, else `idle`. Read from the door with ListTasks filtered by state (A2A v1.0 `status`), one page
- * of one task each, so the answer costs the door a count, not a listing.
+ * waits its turn, else `idle`. Read from the door with ListTasks filtered by state (A2A v1.0
+ * `status`), one page of one task each, so the answer costs the door a count, not a listing.
  */
 import { callDoor } from "./door_call.ts";
 
