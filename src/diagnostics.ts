@@ -7,7 +7,7 @@
  */
 
 export const DIAGNOSTICS = {
-  "E-CLI-001": "an unknown command or subcommand",
+  "E-CLI-001": "an unknown command or subcommand (with `did you mean` for a slip)",
   "E-CLI-002":
     "an unknown flag, a flag without its value, a missing or extra argument, flags that do not go together",
   "E-CLI-003": "a value the flag or argument does not take",
@@ -17,7 +17,7 @@ export const DIAGNOSTICS = {
   "E-IO-003":
     "the connection to a capsule's door was lost or could not be made (`mur watch`: `connection to <session> lost after event id <n>`); other I/O errors reading the manifest",
   "E-IO-004":
-    "the door refused the request (HTTP 401/403: the token is missing or lacks the method's scope) or did not answer as a door",
+    "the door refused the request (HTTP 401: no token, or one it does not know; 403: the token lacks the method's scope; the hint says which) or did not answer as a door",
   "E-IO-005":
     "a path names the wrong kind of thing: a file where a folder is needed (`--workdir`), a folder where a file is (`inference.script`, a tool's program)",
   "E-IO-006": "the file system refused to write: the disk or a quota is full, or it is read-only",
