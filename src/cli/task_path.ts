@@ -8,8 +8,12 @@
 import { MurError } from "../errors.ts";
 import { nearest } from "../edit_distance.ts";
 
-/** One word holding a `/`, or ending in a file extension that starts with a letter (`.md`). */
+/**
+ * One word holding a `/`, or ending in a file extension that starts with a letter (`.md`); a URL
+ * (`https://…`) is text.
+ */
 export function looksLikePath(arg: string): boolean {
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(arg)) return false;
   return /^\S+$/.test(arg) && (arg.includes("/") || /\.[A-Za-z][A-Za-z0-9]{0,4}$/.test(arg));
 }
 

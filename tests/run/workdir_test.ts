@@ -343,3 +343,13 @@ Deno.test("a workdir an older mur used twice (two sessions in one trace.jsonl): 
     await run.close();
   }
 });
+
+Deno.test("workdir: what --task takes for a path: one word with a / or a file extension, never a URL or words", async () => {
+  const { looksLikePath } = await import("../../src/cli/task_path.ts");
+  for (const p of ["./taks.md", "tasks/job", "notes.txt", "/tmp/x", "../t.yaml"]) {
+    assertEquals(looksLikePath(p), true, p);
+  }
+  for (const t of ["hello", "Say hello", "https://example.com/issue/12", "v1.2", "see ./a.md"]) {
+    assertEquals(looksLikePath(t), false, t);
+  }
+});
