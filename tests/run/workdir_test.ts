@@ -3,6 +3,7 @@
  * `--workdir`) with MURMUR.md, task.md, trace.jsonl, out/result.txt and logs/; the launch task
  * from `--task` text, from a `--task` file, or from a task.md already in the workdir.
  */
+import { looksLikePath } from "../../src/cli/task_path.ts";
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { manifest, ofType, readTrace, spawnRun } from "./helpers.ts";
 import { runMur } from "../cli/helpers.ts";
@@ -344,8 +345,7 @@ Deno.test("a workdir an older mur used twice (two sessions in one trace.jsonl): 
   }
 });
 
-Deno.test("workdir: what --task takes for a path: one word with a / or a file extension, never a URL or words", async () => {
-  const { looksLikePath } = await import("../../src/cli/task_path.ts");
+Deno.test("workdir: what --task takes for a path: one word with a / or a file extension, never a URL or words", () => {
   for (const p of ["./taks.md", "tasks/job", "notes.txt", "/tmp/x", "../t.yaml"]) {
     assertEquals(looksLikePath(p), true, p);
   }
