@@ -10,7 +10,8 @@ import { removeRunningRecordSync } from "../home/running_records.ts";
 import { killAllGroups } from "../process_groups.ts";
 import type { Session, SessionStatus } from "../session/session.ts";
 import type { WorkdirLock } from "../session/workdir_lock.ts";
-import { newLineAfterInterrupt, signalNote } from "./signal_note.ts";
+import { signalNote } from "./signal_note.ts";
+import { newLineAfterInterrupt } from "../interrupt_newline.ts";
 
 /** How long a session that faulted may take to end by itself (docs/running.md). */
 export const FAULT_GRACE_MS = 5_000;

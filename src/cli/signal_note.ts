@@ -4,9 +4,6 @@
  * and the queued ones that will be rejected. A sleeping capsule's A2A tasks never decide its
  * status, so without this line a Ctrl-C that canceled one would end `status: ok` and say nothing
  * of it. Nothing is said when nothing was held.
- *
- * Ctrl-C in a terminal echoes `^C` where the cursor is; a newline first puts what follows (this
- * line, the status line) at the start of a line of its own.
  */
 import { isTerminal } from "../a2a/types.ts";
 import type { Session } from "../session/session.ts";
@@ -22,14 +19,4 @@ export function signalNote(session: Session, signal: "SIGINT" | "SIGTERM"): stri
     ...(queued.length ? [`rejected (queued, never started): ${queued.join(", ")}`] : []),
   ];
   return `[mur run] ${signal}: ending the session; ${parts.join("; ")}`;
-}
-
-/** After a Ctrl-C echoed `^C` on the terminal, start a new line (stdout, where the status goes). */
-export function newLineAfterInterrupt(signal: "SIGINT" | "SIGTERM"): void {
-  if (signal !== "SIGINT" || !Deno.stdout.isTerminal()) return;
-  try {
-    Deno.stdout.writeSync(new TextEncoder().encode("\n"));
-  } catch {
-    // a closed terminal: nothing to line up
-  }
 }

@@ -10,12 +10,21 @@ import { MAIN } from "../helpers/mur.ts";
 import { entryArgs } from "../../src/module_root.ts";
 import { until } from "../helpers/until.ts";
 import { spawnRun } from "./helpers.ts";
+import { writeFormation } from "../crew/formation_helpers.ts";
 
 const SLEEPY = {
   name: "sleepy",
   version: "0.1.0",
   lifecycle: { task_acceptance: "queue", after_task: "sleep" },
 };
+const TWO = `roster_version: 1
+members:
+  - {name: lead, manifest: lead, entry: true}
+  - {name: coder, manifest: coder}
+reachability:
+  - {from: lead, to: [coder]}
+`;
+
 // A task that runs until it is canceled (ten minutes of nothing before its one step).
 const SLOW = { tasks: [{ turns: [{ steps: [{ delay_ms: 600_000 }, { text: "never" }] }] }] };
 
@@ -79,33 +88,27 @@ Deno.test("SIGTERM with nothing held says nothing more than before", async () =>
   }
 });
 
-Deno.test("Ctrl-C in a terminal: the canceled task and the status line each start a line of their own", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "mur-ctrl-c-" });
-  const socket = `mur-ctrl-c-${Deno.pid}-${Date.now()}`;
-  const tmux = (...args: string[]) =>
-    new Deno.Command("tmux", { args: ["-L", socket, ...args], stdout: "piped", stderr: "piped" })
+/** A program in a tmux pane of its own server (killed at the end): its screen, its keys. */
+async function inTmux<T>(
+  args: string[],
+  env: Record<string, string>,
+  fn: (t: { pane(): Promise<string>; keys(k: string): Promise<void> }) => Promise<T>,
+): Promise<T> {
+  const socket = `mur-ctrl-c-${Deno.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  const tmux = (...a: string[]) =>
+    new Deno.Command("tmux", { args: ["-L", socket, ...a], stdout: "piped", stderr: "piped" })
       .output();
-  const pane = async () =>
-    new TextDecoder().decode((await tmux("capture-pane", "-p", "-t", "t")).stdout);
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const cmd = [
+    "env",
+    ...Object.entries(env).map(([k, v]) => `${k}=${q(v)}`),
+    q(Deno.execPath()),
+    "run",
+    "-A",
+    ...entryArgs(MAIN).map(q),
+    ...args.map(q),
+  ].join(" ");
   try {
-    await Deno.writeTextFile(
-      `${dir}/murmur.yaml`,
-      JSON.stringify({ ...SLEEPY, inference: { driver: "scripted", script: "script.yaml" } }),
-    );
-    await Deno.writeTextFile(`${dir}/script.yaml`, JSON.stringify(SLOW));
-    const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-    const cmd = [
-      "env",
-      `MURMUR_HOME=${q(`${dir}/home`)}`,
-      "NO_COLOR=1",
-      q(Deno.execPath()),
-      "run",
-      "-A",
-      ...entryArgs(MAIN).map(q),
-      "run",
-      "--manifest",
-      q(dir),
-    ].join(" ");
     const started = await tmux(
       "new-session",
       "-d",
@@ -118,34 +121,96 @@ Deno.test("Ctrl-C in a terminal: the canceled task and the status line each star
       `${cmd}; sleep 120`,
     );
     assert.ok(started.success, new TextDecoder().decode(started.stderr));
-    const url = await until(
-      "the readiness line",
-      async () => /murmur: url (\S+)/.exec(await pane())?.[1],
-      60_000,
-      100,
-    );
-    const task = await startTask(url);
-    assert.ok((await tmux("send-keys", "-t", "t", "C-c")).success);
-    const text = await until(
-      "the status line",
-      async () => {
-        const p = await pane();
-        return /status: /.test(p) ? p : undefined;
-      },
-      60_000,
-      100,
-    );
-    const lines = text.split("\n").map((l) => l.trimEnd());
-    const at = lines.findIndex((l) => l.includes("^C"));
-    assert.ok(at >= 0, text);
-    assert.deepEqual(lines.slice(at, at + 3), [
-      "^C",
-      `[mur run] SIGINT: ending the session; canceled: ${task.id}`,
-      "status: ok",
-    ], text);
-    await task.sent;
+    return await fn({
+      pane: async () =>
+        new TextDecoder().decode((await tmux("capture-pane", "-p", "-t", "t")).stdout),
+      keys: async (k) => assert.ok((await tmux("send-keys", "-t", "t", k)).success),
+    });
   } finally {
     await tmux("kill-server");
+  }
+}
+
+/** The pane's lines from the one holding `^C`, right-trimmed. */
+function afterCtrlC(text: string): string[] {
+  const lines = text.split("\n").map((l) => l.trimEnd());
+  const at = lines.findIndex((l) => l.includes("^C"));
+  assert.ok(at >= 0, text);
+  return lines.slice(at).filter((l) => l !== "");
+}
+
+Deno.test("Ctrl-C in a terminal: the canceled task and the status line each start a line of their own", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "mur-ctrl-c-" });
+  try {
+    await Deno.writeTextFile(
+      `${dir}/murmur.yaml`,
+      JSON.stringify({ ...SLEEPY, inference: { driver: "scripted", script: "script.yaml" } }),
+    );
+    await Deno.writeTextFile(`${dir}/script.yaml`, JSON.stringify(SLOW));
+    await inTmux(
+      ["run", "--manifest", dir],
+      { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" },
+      async (t) => {
+        const url = await until(
+          "the readiness line",
+          async () => /murmur: url (\S+)/.exec(await t.pane())?.[1],
+          60_000,
+          100,
+        );
+        const task = await startTask(url);
+        await t.keys("C-c");
+        const text = await until(
+          "the status line",
+          async () => {
+            const p = await t.pane();
+            return /status: /.test(p) ? p : undefined;
+          },
+          60_000,
+          100,
+        );
+        assert.deepEqual(afterCtrlC(text).slice(0, 3), [
+          "^C",
+          `[mur run] SIGINT: ending the session; canceled: ${task.id}`,
+          "status: ok",
+        ], text);
+        await task.sent;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("Ctrl-C in a terminal on a formation's launcher: its note and the status line each start a line of their own", async () => {
+  const dir = await writeFormation(["lead", "coder"], TWO);
+  try {
+    await inTmux(
+      ["run", "--roster", `${dir}/roster.yaml`],
+      { MURMUR_HOME: `${dir}/.home`, NO_COLOR: "1" },
+      async (t) => {
+        const id = await until(
+          "the formation's announcement",
+          async () => /^formation: (frm_\w+)$/m.exec(await t.pane())?.[1],
+          60_000,
+          100,
+        );
+        await t.keys("C-c");
+        const text = await until(
+          "the status line",
+          async () => {
+            const p = await t.pane();
+            return /^status: /m.test(p) ? p : undefined;
+          },
+          60_000,
+          100,
+        );
+        const after = afterCtrlC(text);
+        assert.equal(after[0], "^C", text);
+        assert.equal(after[1], `[mur run] SIGINT: stopping the formation ${id}`, text);
+        assert.equal(after.at(-1), "status: ok", text);
+      },
+    );
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

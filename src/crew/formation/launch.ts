@@ -11,6 +11,7 @@
  */
 import { errorMessage, MurError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { newLineAfterInterrupt } from "../../interrupt_newline.ts";
 import { mintEdgeToken } from "../../door/auth.ts";
 import { murmurHome } from "../../home/running_records.ts";
 import { ChildCapsule, killGroup } from "../calls/child_capsule.ts";
@@ -262,6 +263,7 @@ class Formation {
     }
     this.#signal = code;
     const name = code === 130 ? "SIGINT" : "SIGTERM";
+    newLineAfterInterrupt(name);
     console.error(`[mur run] ${name}: stopping the formation ${this.id}`);
     this.#stopAll();
   }
