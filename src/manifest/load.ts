@@ -124,8 +124,7 @@ export function parseYaml(text: string, label = MANIFEST_FILE): unknown {
     const where = pos ? `${label}:${pos.line}:${pos.col}` : label;
     // yaml repeats the position and a source excerpt after the reason; the prefix carries it.
     const reason = error.message.replace(/ at line \d+, column \d+:?[\s\S]*$/, "").trim();
-    const hint = pos &&
-      indentHint(text, error.code, pos.line, error.linePos?.[1]?.line ?? pos.line);
+    const hint = pos && indentHint(text, error.code, pos.line, pos.col);
     throw new MurError("E-MAN-002", `${where}: ${reason}`, hint);
   }
   let data: unknown;

@@ -19,32 +19,39 @@ function lineAbove(lines: string[], n: number): number | undefined {
   return undefined;
 }
 
+/** The yaml package's error codes that a line indented out of step with its neighbours causes. */
+const INDENT_CODES = new Set(["BAD_INDENT", "BLOCK_AS_IMPLICIT_KEY", "MULTILINE_IMPLICIT_KEY"]);
+
 /**
- * The hint for a YAML error of `code` at `line` (1-based) of `text`, or undefined when the error
- * is not about indentation. `endLine` is where the error's span ends (yaml's second position).
+ * The hint for a YAML error of `code` at `line`:`col` (1-based) of `text`, or undefined when the
+ * error is not about indentation. The line judged is the one yaml points at, or, when it points
+ * into a line's value (`driver: scripted` with a deeper line after it), the next one; comments
+ * and blank lines are passed over.
  */
 export function indentHint(
   text: string,
   code: string,
   line: number,
-  endLine: number,
+  col: number,
 ): string | undefined {
+  if (!INDENT_CODES.has(code)) return undefined;
   const lines = text.split(/\r?\n/);
+  let at = line;
+  if (lines[at - 1] !== undefined && col > indent(lines[at - 1]) + 1) at++;
+  // yaml may point at a comment or blank line before the line it means.
+  while (lines[at - 1] !== undefined && /^\s*(#|$)/.test(lines[at - 1])) at++;
+  const above = lineAbove(lines, at);
+  if (above === undefined || lines[at - 1] === undefined) return undefined;
+  const mine = indent(lines[at - 1]);
+  const theirs = indent(lines[above - 1]);
   const spaces = (n: number) => `${n} space${n === 1 ? "" : "s"}`;
-  if (code === "BAD_INDENT") {
-    // yaml may point at a comment or blank line before the key it means.
-    while (lines[line - 1] !== undefined && /^\s*(#|$)/.test(lines[line - 1])) line++;
-    const above = lineAbove(lines, line);
-    if (above === undefined || lines[line - 1] === undefined) return undefined;
-    return `line ${line} starts after ${spaces(indent(lines[line - 1]))} and line ${above} after ${
-      spaces(indent(lines[above - 1]))
-    }: the keys of one section must start in the same column; line the key up with the section's other keys`;
+  // `key: value` (not `key:` alone, not a list item's `- `): a line deeper than it is more value.
+  const hasValue = /^\s*[^\s#-][^#]*?:\s+\S/.test(lines[above - 1]);
+  if (mine > theirs && hasValue) {
+    return `line ${at} is indented deeper than line ${above}, which already has a value, so YAML reads it as more of that value; line it up with the key on line ${above}, or give line ${above}'s key no value to make it a section`;
   }
-  if (code === "BLOCK_AS_IMPLICIT_KEY" || code === "MULTILINE_IMPLICIT_KEY") {
-    // The span runs from the value on `line` to the deeper line after it.
-    const deeper = endLine > line ? endLine : line + 1;
-    if (lines[deeper - 1] === undefined) return undefined;
-    return `line ${deeper} is indented deeper than line ${line}, which already has a value, so YAML reads it as more of that value; line it up with the key on line ${line}, or give line ${line}'s key no value to make it a section`;
-  }
-  return undefined;
+  if (mine === theirs) return undefined;
+  return `line ${at} starts after ${spaces(mine)} and line ${above} after ${
+    spaces(theirs)
+  }: the keys of one section, and the items of one list, must start in the same column; line it up with its neighbours`;
 }

@@ -124,7 +124,7 @@ Deno.test("a mis-indented line's YAML error says in words what the indentation d
   );
   assert.match(
     ragged.hint ?? "",
-    /^line 7 starts after 3 spaces and line 5 after 4 spaces: the keys of one section must start in the same column; line the key up with the section's other keys; fix the manifest at /,
+    /^line 7 starts after 3 spaces and line 5 after 4 spaces: the keys of one section, and the items of one list, must start in the same column; line it up with its neighbours; fix the manifest at /,
   );
   // Not an indentation error: no words about indentation.
   const dup = await loadError(
