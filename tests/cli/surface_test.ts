@@ -196,7 +196,11 @@ Deno.test("every command mur --help lists, misspelt by a swap of two letters, ge
   const home = await tempHome();
   try {
     for (const name of names.filter((n) => n.length >= 4)) {
-      const slip = name[0] + name[2] + name[1] + name.slice(3);
+      // Two neighbouring letters that differ, swapped (`approve` → `aprpove`, not itself).
+      const i = [...name].findIndex((c, k) =>
+        k > 0 && name[k + 1] !== undefined && c !== name[k + 1]
+      );
+      const slip = name.slice(0, i) + name[i + 1] + name[i] + name.slice(i + 2);
       const r = await runMur([slip], { MURMUR_HOME: home });
       assertEquals(r.code, 2, r.stderr);
       assert(
