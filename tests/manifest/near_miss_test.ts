@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { MurError } from "../../src/errors.ts";
-import { keysAt } from "../../src/manifest/suggest.ts";
+import { distance, keysAt } from "../../src/manifest/suggest.ts";
 import { BASE, load, loadError } from "./helpers.ts";
 
 async function refusal(yaml: string): Promise<MurError[]> {
@@ -62,9 +62,10 @@ Deno.test("every key the schema declares, in every section, misspelt by a swap i
   assert.ok(found.length >= 10, `only ${found.length} sections found in the schema`);
   for (const section of found) {
     for (const key of keysAt(section)) {
-      if (key.length < 4 || keysAt(section).includes(swap(key))) continue;
+      const slip = swap(key);
+      if (key.length < 4 || slip === key || keysAt(section).includes(slip)) continue;
       // The section, nested as YAML, holding only the misspelt key.
-      let body = `${swap(key)}: x\n`;
+      let body = `${slip}: x\n`;
       for (const part of [...section].reverse()) {
         body = typeof part === "number"
           ? `- ${body.replace(/\n(?=.)/g, "\n  ")}`
@@ -73,8 +74,13 @@ Deno.test("every key the schema declares, in every section, misspelt by a swap i
       const errors = await refusal(`${BASE}${body}`);
       const at = [...section, key].map((p) => typeof p === "number" ? `[${p}]` : p).join(".")
         .replaceAll(".[", "[");
+      // Refused with the key it slipped from, or one just as near (a section may declare two).
+      const near = keysAt(section).filter((k) => distance(slip, k) <= distance(slip, key));
+      const named = near.map((k) => at.replace(/[^.\]]+$/, k));
       assert.ok(
-        errors.some((e) => e.code === "E-MAN-004" && e.message.includes(`did you mean '${at}'?`)),
+        errors.some((e) =>
+          e.code === "E-MAN-004" && named.some((n) => e.message.includes(`did you mean '${n}'?`))
+        ),
         `${at}: ${errors.map((e) => e.message).join("\n")}\n${body}`,
       );
     }
