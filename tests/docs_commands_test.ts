@@ -43,6 +43,19 @@ export function programOf(line: string): string | null {
   return word ?? null;
 }
 
+/** The quote (`'` or `"`) a shell line leaves open, given the one open before it. */
+function openQuote(line: string, open: string | null): string | null {
+  let q = open;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (q === null && c === "#" && (i === 0 || /\s/.test(line[i - 1]))) break; // a comment
+    if (c === "\\" && q !== "'") i++;
+    else if (q === null && (c === "'" || c === '"')) q = c;
+    else if (c === q) q = null;
+  }
+  return q;
+}
+
 /** Lines of the `sh` blocks of a Markdown text, each with its line number. */
 export function shellLines(md: string): { n: number; line: string }[] {
   const out: { n: number; line: string }[] = [];
@@ -55,10 +68,12 @@ export function shellLines(md: string): { n: number; line: string }[] {
     }
     if (body[0]?.line.startsWith("#!")) continue; // a script's text, not lines to type
     let continued = false;
+    let quote: string | null = null; // a quoted string still open at the line's end
     for (const b of body) {
       const t = b.line.trim();
-      const skip = continued || t === "" || t.startsWith("#");
-      continued = t.endsWith("\\");
+      const skip = continued || quote !== null || t === "" || t.startsWith("#");
+      quote = openQuote(b.line, quote);
+      continued = quote === null && t.endsWith("\\");
       if (!skip) out.push(b);
     }
   }
@@ -144,6 +159,10 @@ Deno.test("docs: the command-line finders catch a bare deno where a reader would
     ["mur", "deno"],
   );
   assert.deepEqual(shellLines(`${fence}sh\n#!/bin/sh\nin=$(cat)\n${fence}\n`), []);
+  assert.deepEqual(
+    shellLines(`${fence}sh\ncurl -d '{\n  "a": 1 }'\nmur ps\n${fence}\n`).map((l) => l.line),
+    ["curl -d '{", "mur ps"],
+  );
   assert.deepEqual(
     commentCommands("# Run it with:\n#   deno task demo:crew   (or: mur run --roster r.yaml)\n")
       .map((l) => programOf(l.line)),

@@ -95,9 +95,17 @@ Deno.test("a key dedented out of its section is E-MAN-004 naming the section it 
     "murmur.yaml: 'script' is not a section mur knows, but 'inference.script' is: indent it under 'inference:' (YAML reads a key's section from its indentation; misplaced, it would be ignored, leaving 'inference.script' at its default)",
     "murmur.yaml: 'shell' is not a section mur knows, but 'capabilities.shell' is: indent it under 'capabilities:' (YAML reads a key's section from its indentation; misplaced, it would be ignored, leaving 'capabilities.shell' at its default)",
   ]);
+  // `allow:` under an empty `shell:`: every capabilities section that declares `allow` is named
+  // (shell and spawn; any added later too).
   const two = await refusal(`${BASE}capabilities:\n  shell:\n  allow: [bash]\n`);
+  const homes = keysAt(["capabilities"]).filter((k) =>
+    keysAt(["capabilities", k]).includes("allow")
+  );
+  assert.ok(homes.includes("shell") && homes.includes("spawn"), homes.join());
+  const paths = homes.map((h) => `'capabilities.${h}.allow'`).join(" or ");
+  const under = homes.map((h) => `'capabilities.${h}:'`).join(" or ");
   assert.deepEqual(two.map((e) => e.message), [
-    "murmur.yaml: 'capabilities.allow' is not a key mur knows, but 'capabilities.shell.allow' or 'capabilities.spawn.allow' is: indent it under 'capabilities.shell:' or 'capabilities.spawn:' (YAML reads a key's section from its indentation; misplaced, it would be ignored, leaving 'capabilities.shell.allow' or 'capabilities.spawn.allow' at its default)",
+    `murmur.yaml: 'capabilities.allow' is not a key mur knows, but ${paths} is: indent it under ${under} (YAML reads a key's section from its indentation; misplaced, it would be ignored, leaving ${paths} at its default)`,
   ]);
 });
 
