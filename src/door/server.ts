@@ -14,6 +14,7 @@ import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
 import { type Binding, callMethod, isRpcMethod } from "./handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
+import { methodNotFound } from "./method_not_found.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
@@ -250,7 +251,7 @@ function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
     const ctx = ctxFor(grant, req);
     const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
-    if (!isRpcMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isRpcMethod(method)) return refuse(methodNotFound(method));
     try {
       return await callMethod(method, { ctx, stream, binding });
     } catch (e) {

@@ -79,7 +79,14 @@ export class HttpAttempt implements Attempt {
           turn,
         },
         signal,
-        { sink, trace, retryParent: run.taskEvt, taskId: task.id, clock: this.d.clock },
+        {
+          sink,
+          trace,
+          retryParent: run.taskEvt,
+          taskId: task.id,
+          clock: this.d.clock,
+          warn: (line) => this.d.warn(line),
+        },
       );
       if (out === null) {
         trace.write("inference", run.taskEvt, {
