@@ -665,7 +665,8 @@ const COMMAND_STARTS: {
     args: (c) => ["trace", "show", c.sessionDir],
     to: "exit",
   },
-  { key: "version", label: "`mur --version`, spawn → exit", args: () => ["--version"], to: "exit" },
+  // The floor of every command: main.js and its usage text (`--version` would time `git rev-parse` too).
+  { key: "help", label: "`mur --help`, spawn → exit", args: () => ["--help"], to: "exit" },
 ];
 
 /** Tries of each start, alternated with its baseline (`START_TRIES` in the environment). */
