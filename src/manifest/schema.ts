@@ -13,6 +13,7 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
@@ -467,6 +468,7 @@ export const manifestSchema = mapping({
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
+  approvals: approvalsSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */
