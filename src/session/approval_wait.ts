@@ -116,7 +116,12 @@ function wait(
   const { task } = run;
   const signal = task.abort.signal;
   return new Promise<Outcome>((resolve) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (signal.aborted) return resolve({ kind: "canceled" });
+    // setTimeout fires at once past 2^31-1 ms: a longer wait is capped there (about 24 days).
+    const timer = setTimeout(
+      () => finish({ kind: "expired" }),
+      Math.min(timeoutSecs * 1000, 2 ** 31 - 1),
+    );
     const onAbort = () => finish({ kind: "canceled" });
     const finish = (o: Outcome) => {
       if (task.approval === undefined) return;
@@ -128,16 +133,10 @@ function wait(
       resolve(o);
     };
     task.approval = { detail, text, answer: (answer) => finish({ kind: "answered", answer }) };
-    if (signal.aborted) return finish({ kind: "canceled" });
     signal.addEventListener("abort", onAbort, { once: true });
     d.registry.status(task, "TASK_STATE_INPUT_REQUIRED", text, undefined, [
       { data: detail, mediaType: "application/json" },
     ]);
     task.prompt = text;
-    // setTimeout fires at once past 2^31-1 ms: a longer wait is capped there (about 24 days).
-    timer = setTimeout(
-      () => finish({ kind: "expired" }),
-      Math.min(timeoutSecs * 1000, 2 ** 31 - 1),
-    );
   });
 }

@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { type Capsule, startCapsule } from "../helpers/capsule.ts";
 import { collect, frameOf, streamRequest } from "../helpers/sse.ts";
 import { until } from "../helpers/until.ts";
+import { runMur } from "../cli/helpers.ts";
 import { call, message, submit, traceOf, waitTask } from "./helpers.ts";
 
 const LINE = "echo pushed > pushed.txt";
@@ -284,6 +285,18 @@ Deno.test("approvals: only the operator's token answers, a stale hash changes no
     );
     assert.equal(lines[0].arguments_hash, hash);
     assert.equal(lines[1].parent_id, lines[0].event_id);
+
+    // `mur trace show` lists each wait and how it ended; `steps` names them in the tree.
+    const show = await runMur(["trace", "show", `${wd}/trace.jsonl`]);
+    assert.equal(show.code, 0, show.stderr);
+    const rows = show.stdout.split("\n");
+    const at = rows.indexOf("Approvals");
+    assert.ok(at >= 0, show.stdout);
+    assert.match(rows[at + 1], /^  tsk [0-9a-f]{6}  turn 1  bash  approved by operator after \d/);
+    assert.match(rows[at + 1], /asked by approvals\.tools\.bash\.commands\[0\] "echo pushed \*"$/);
+    assert.match(rows[at + 2], /turn 1  bash  denied by operator after .*“not on a Monday”/);
+    const steps = await runMur(["trace", "steps", `${wd}/trace.jsonl`]);
+    assert.match(steps.stdout, /approval_resolved bash  approved by operator/);
   } finally {
     await cap.close();
   }
