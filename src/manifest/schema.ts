@@ -32,6 +32,7 @@ export const HOOK_BINDINGS = [
   "on-compaction",
   "on-task-end",
   "on-session-end",
+  "on-approval",
 ] as const satisfies readonly HookBinding[];
 
 export const COMMIT_POLICIES = [
@@ -57,6 +58,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-compaction": "replace-context",
   "on-task-end": "reopen-task",
   "on-session-end": undefined,
+  "on-approval": undefined,
 };
 
 /** Door scopes are method names (docs/door.md). */

@@ -23,7 +23,8 @@ export type HookBinding =
   | "on-shell"
   | "on-compaction"
   | "on-task-end"
-  | "on-session-end";
+  | "on-session-end"
+  | "on-approval";
 export type CommitPolicy =
   | "none"
   | "write-manifests"

@@ -71,25 +71,30 @@ export async function approvalStage(
     reason: decision.reason,
     timeout_secs: timeoutSecs,
   });
+  const text = approvalText(call.name, line, call.input);
+  const hash = { arguments_hash: detail.argumentsHash };
+  // on-approval observers hear of the wait before it begins (a notification can go out).
+  await d.hooks.approval({
+    ...ids,
+    phase: "requested",
+    ...hash,
+    reason: decision.reason,
+    prompt: text,
+  });
   const started = d.clock();
-  const outcome = await wait(
-    d,
-    run,
-    detail,
-    approvalText(call.name, line, call.input),
-    timeoutSecs,
-  );
+  const outcome = await wait(d, run, detail, text, timeoutSecs);
   const waited = d.clock() - started;
   const answer = outcome.kind === "answered" ? outcome.answer : undefined;
-  d.trace.write("approval_resolved", requested, {
-    ...ids,
-    outcome: answer ? (answer.approve ? "approved" : "denied") : outcome.kind as
-      | "expired"
-      | "canceled",
+  const resolved = {
+    outcome: answer
+      ? (answer.approve ? "approved" as const : "denied" as const)
+      : outcome.kind as "expired" | "canceled",
     ...(answer ? { by: answer.by } : {}),
     ...(answer?.reason ? { reason: answer.reason } : {}),
     waited_ms: waited,
-  });
+  };
+  d.trace.write("approval_resolved", requested, { ...ids, ...resolved });
+  await d.hooks.approval({ ...ids, phase: "resolved", ...hash, ...resolved });
   if (answer?.approve) return null;
   return notReached(denialText(outcome, timeoutSecs), waited);
 }

@@ -302,8 +302,16 @@ Deno.test("approvals: only the operator's token answers, a stale hash changes no
   }
 });
 
-Deno.test("approvals: a public door takes the answer from any caller but one naming itself a peer; a cancel ends the wait", async () => {
-  const cap = await startCapsule({ manifest: manifest({}), script: script() });
+Deno.test("approvals: a public door takes the answer from any caller but one naming itself a peer; a cancel ends the wait; on-approval hooks hear both ends", async () => {
+  const cap = await startCapsule({
+    manifest: manifest({
+      hooks: [{ name: "notify", binding: "on-approval", command: ["./notify.sh"] }],
+    }),
+    script: script(),
+    files: {
+      "notify.sh": `#!/bin/sh\nin=$(cat)\nprintf '%s\\n' "$in" >> approvals.jsonl\necho '{}'\n`,
+    },
+  });
   const wd = cap.ready.workdir;
   try {
     const t1 = await submit(cap.base, "first");
@@ -336,6 +344,24 @@ Deno.test("approvals: a public door takes the answer from any caller but one nam
       ["canceled", null],
     ]);
     assert.equal(await exists(`${wd}/second.txt`), false);
+
+    // The on-approval hook heard each wait begin and end, in order.
+    const heard = await until("four on-approval events", async () => {
+      const text = await Deno.readTextFile(`${wd}/approvals.jsonl`).catch(() => "");
+      const evs = text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+      return evs.length === 4 ? evs : undefined;
+    });
+    assert.deepEqual(
+      heard.map((e) => [e.event, e.phase, e.task_id, e.tool_name, e.outcome ?? null, e.by ?? null]),
+      [
+        ["on-approval", "requested", t1.id, "bash", null, null],
+        ["on-approval", "resolved", t1.id, "bash", "approved", "public"],
+        ["on-approval", "requested", t2.id, "bash", null, null],
+        ["on-approval", "resolved", t2.id, "bash", "canceled", null],
+      ],
+    );
+    assert.equal(heard[0].prompt, `approve bash: ${LINE}?`);
+    assert.equal(heard[0].arguments_hash, await hashOf(LINE));
   } finally {
     await cap.close();
   }
