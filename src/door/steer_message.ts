@@ -1,7 +1,7 @@
 /**
  * The steer extension at the door (docs/approvals.md "Steering"): a message naming a WORKING
  * task whose metadata carries the extension's URI as a key is handed to the running task
- * (src/session/steer.ts) instead of being refused -32004. SendMessage answers with a Message
+ * (src/session/steer.ts) instead of being refused as UnsupportedOperation. SendMessage answers with a Message
  * saying how it was taken (`taken` before turn n, or `not_taken` and why; `queued` with
  * `returnImmediately`); SendStreamingMessage follows the task, whose stream shows the
  * `steer-taken` frame.

@@ -15,6 +15,7 @@ const BINDINGS = [
   "on-compaction",
   "on-task-end",
   "on-session-end",
+  "on-approval",
 ];
 const POLICIES = ["none", "seed-context", "replace-context", "reopen-task", "deny"];
 
