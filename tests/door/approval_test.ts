@@ -292,7 +292,10 @@ Deno.test("approvals: only the operator's token answers, a stale hash changes no
     const rows = show.stdout.split("\n");
     const at = rows.indexOf("Approvals");
     assert.ok(at >= 0, show.stdout);
-    assert.match(rows[at + 1], /^ {2}tsk [0-9a-f]{6} {2}turn 1 {2}bash {2}approved by operator after \d/);
+    assert.match(
+      rows[at + 1],
+      /^ {2}tsk [0-9a-f]{6} {2}turn 1 {2}bash {2}approved by operator after \d/,
+    );
     assert.match(rows[at + 1], /asked by approvals\.tools\.bash\.commands\[0\] "echo pushed \*"$/);
     assert.match(rows[at + 2], /turn 1 {2}bash {2}denied by operator after .*“not on a Monday”/);
     const steps = await runMur(["trace", "steps", `${wd}/trace.jsonl`]);
