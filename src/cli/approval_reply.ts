@@ -40,22 +40,21 @@ interface Pending {
   reason?: string;
 }
 
-/** `mur approve|deny`: parse, answer, print. Exit 0 when the door took the answer. */
-export async function approvalCommand(
-  command: "approve" | "deny",
-  args: string[],
-  usage: string,
-): Promise<number> {
+interface Asked {
+  values: { url?: string; json?: boolean; help?: boolean; reason?: string };
+  /** SESSION when given, then TASK. */
+  positionals: string[];
+}
+
+/** The flags and arguments; a mistake is a usage error (exit 2). */
+function readArgs(command: "approve" | "deny", args: string[], usage: string): Asked {
   // `--reason` is deny's alone: under approve it is an unknown flag (E-CLI-002).
   const parsed = command === "approve"
     ? parse(command, args, APPROVAL_FLAGS, usage)
     : parse(command, args, DENY_FLAGS, usage);
-  const { positionals } = parsed;
-  const values = parsed.values as { url?: string; json?: boolean; help?: boolean; reason?: string };
-  if (values.help) {
-    console.log(usageText(usage));
-    return 0;
-  }
+  const values = parsed.values as Asked["values"];
+  const positionals = parsed.positionals;
+  if (values.help) return { values, positionals };
   const max = values.url === undefined ? 2 : 1;
   if (positionals.length === 0 || positionals.length > max) {
     throw usageError(
@@ -76,12 +75,26 @@ export async function approvalCommand(
       usage,
     );
   }
+  return { values, positionals };
+}
+
+/** `mur approve|deny`: parse, answer, print. Exit 0 when the door took the answer. */
+export async function approvalCommand(
+  command: "approve" | "deny",
+  args: string[],
+  usage: string,
+): Promise<number> {
+  const { values, positionals } = readArgs(command, args, usage);
+  if (values.help) {
+    console.log(usageText(usage));
+    return 0;
+  }
+  const given = positionals.at(-1)!.toLowerCase();
   const target = await targetOf(values.url, positionals.length === 2 ? positionals[0] : undefined);
   const taskId = TASK_ID.test(given)
     ? given
     : await taskBySuffix(target.url, target.name, given, target.token);
   const pending = await pendingApproval(target, taskId, command);
-  const approve = command === "approve";
   const reason = values.reason?.trim();
   const answer = await callDoor(target.url, "SendMessage", {
     message: {
@@ -90,7 +103,7 @@ export async function approvalCommand(
       taskId,
       parts: [{
         data: {
-          approve,
+          approve: command === "approve",
           argumentsHash: pending.argumentsHash,
           ...(reason ? { reason } : {}),
         },
@@ -109,9 +122,22 @@ export async function approvalCommand(
     );
   }
   const state = (answer.result as { task?: { status?: { state?: string } } }).task?.status?.state;
-  const word = approve ? "approved" : "denied";
-  const what = whatOf(pending);
-  if (values.json) {
+  await printAnswer(command, target, taskId, pending, reason, state, values.json === true);
+  return 0;
+}
+
+/** What was answered (stdout: a line, or one JSON object), then how to follow the task (stderr). */
+async function printAnswer(
+  command: "approve" | "deny",
+  target: Target,
+  taskId: string,
+  pending: Pending,
+  reason: string | undefined,
+  state: string | undefined,
+  json: boolean,
+): Promise<void> {
+  const word = command === "approve" ? "approved" : "denied";
+  if (json) {
     await writeOut(
       JSON.stringify({
         task: taskId,
@@ -123,15 +149,14 @@ export async function approvalCommand(
       }) + "\n",
     );
   } else {
+    const what = whatOf(pending);
     await writeOut(`${word} ${taskId}: ${pending.tool} ${what}${reason ? ` (${reason})` : ""}\n`);
   }
-  const label = taskId.slice(-6);
   await writeErr(
     `[murmur] the task goes on${state ? ` (${stateWord(state)})` : ""}; follow it: ${
-      murLine("watch", ...target.again, "--task", label)
+      murLine("watch", ...target.again, "--task", taskId.slice(-6))
     }\n`,
   );
-  return 0;
 }
 
 async function targetOf(url: string | undefined, session: string | undefined): Promise<Target> {

@@ -85,3 +85,11 @@ Deno.test("approvals: canonical JSON sorts keys at every depth, so reordered arg
   assert.equal(await argumentsHash(a), await argumentsHash(b));
   assert.match(await argumentsHash(a), /^sha256:[0-9a-f]{64}$/);
 });
+
+Deno.test("approvals: docs/door.md's example hash is the canonical JSON's hash of its arguments", async () => {
+  const doc = await Deno.readTextFile(new URL("../../docs/door.md", import.meta.url));
+  const block = /```json\n(\{\n {2}"kind": "approval"[\s\S]*?\n\})\n```/.exec(doc);
+  assert.ok(block, "no approval example in docs/door.md");
+  const example = JSON.parse(block[1]);
+  assert.equal(await argumentsHash(example.arguments), example.argumentsHash);
+});
