@@ -310,6 +310,17 @@ function taskFrame(m, t, f, now) {
       closeBlocks(t);
       push(t, { kind: "suggestion", key: m.nextKey++, rev: 0, text: String(f.text) });
       return;
+    case "steer-taken":
+      // A steer the task read (docs/approvals.md "Steering"): a line where it took effect.
+      closeBlocks(t);
+      push(t, {
+        kind: "status",
+        key: m.nextKey++,
+        rev: 0,
+        state: t.state,
+        text: `steer read before turn ${Number(f.turn)}`,
+      });
+      return;
     default:
       // An unknown frame is ignored (docs/protocol.md "Unknown frames and keys").
       return;
