@@ -40,20 +40,20 @@ const hold = (id: string) => ({
   steps: [{ tool_call: { id, name: "bash", input: { command: HOLD } } }],
 });
 
+/** The steer reached the task (its history holds it): the door took it. */
+async function inHistory(cap: Capsule, taskId: string, text: string): Promise<void> {
+  await until("the steer in the task's history", async () => {
+    const h = await call(cap.base, "GetTask", { id: taskId, historyLength: 10 });
+    const msgs = (h.json?.result?.history ?? []) as { parts: { text?: string }[] }[];
+    return msgs.some((m) => m.parts.some((p) => p.text === text)) || undefined;
+  });
+}
+
 /** The steer's answer, once the test released the held command. */
 async function steerWhileHeld(cap: Capsule, taskId: string, text: string) {
   const answer = call(cap.base, "SendMessage", steer(taskId, text));
   // The steer waits on the task; the command is released only once the door took it.
-  const taken = await waitTask(cap.base, taskId, () => true).then(async () => {
-    for (let i = 0; i < 400; i++) {
-      const h = await call(cap.base, "GetTask", { id: taskId, historyLength: 10 });
-      const msgs = (h.json?.result?.history ?? []) as { parts: { text?: string }[] }[];
-      if (msgs.some((m) => m.parts.some((p) => p.text === text))) return true;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-    return false;
-  });
-  assert.ok(taken, "the steer never reached the task's history");
+  await inHistory(cap, taskId, text);
   await Deno.writeTextFile(`${cap.ready.workdir}/go`, "");
   return await answer;
 }
@@ -238,5 +238,43 @@ Deno.test("steer: the model's provider receives the steer in its next request, a
   } finally {
     await cap.close();
     await fake.close();
+  }
+});
+
+Deno.test("steer: SendStreamingMessage with the marker follows the task, its steer-taken frame included", async () => {
+  const cap = await startCapsule({
+    manifest: manifest(),
+    script: { tasks: [{ turns: [hold("s1"), { steps: [{ text: "streamed, steered" }] }] }] },
+  });
+  try {
+    const t = await submit(cap.base, "anything");
+    await waitTask(cap.base, t.id, working);
+    const res = await streamRequest(
+      cap.base,
+      "SendStreamingMessage",
+      steer(t.id, "keep it short"),
+      {
+        "A2A-Extensions":
+          "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
+      },
+    );
+    assert.equal(res.status, 200);
+    const events = collect(
+      res,
+      (e) =>
+        (e.data.result as { statusUpdate?: { status: { state: string } } }).statusUpdate?.status
+          .state === "TASK_STATE_COMPLETED",
+    );
+    // The steer reached the task's history before the held command is released.
+    await inHistory(cap, t.id, "keep it short");
+    await Deno.writeTextFile(`${cap.ready.workdir}/go`, "");
+    const got = await events;
+    const first = got[0].data.result as { task?: { id: string } };
+    assert.equal(first.task?.id, t.id);
+    const f = got.map(frameOf).find((x) => x?.frame === "steer-taken");
+    assert.ok(f, "no steer-taken frame on the stream");
+    assert.equal(f.turn, 2);
+  } finally {
+    await cap.close();
   }
 });
