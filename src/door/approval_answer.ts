@@ -96,6 +96,8 @@ export function answerApproval(ctx: CallContext, task: TaskRecord, msg: Incoming
   const reply = approvalReplyOf(msg.history.parts);
   const by = operatorOf(ctx);
   if (!pending || reply === null || typeof reply === "string" || by === null) return false;
+  // Checked when the message was routed; another call may have started waiting since.
+  if (reply.argumentsHash !== pending.detail.argumentsHash) return false;
   ctx.session.registry.userMessage(task, msg.history);
   pending.answer({ approve: reply.approve, by, ...(reply.reason ? { reason: reply.reason } : {}) });
   return true;
