@@ -41,6 +41,8 @@ export const DIAGNOSTICS = {
     "a `capabilities.shell.allow` binary, or a tool's or hook's program given by bare name, is not on `PATH`: every call of it would fail",
   "W-MAN-003":
     "shell tools beside policy (`deny`) hooks on `on-tool-call` only: shell calls fire `on-shell`, so those hooks never see them",
+  "W-MAN-010":
+    "an `approvals.tools` entry never asks as written: it names no tool the manifest declares, or gives `commands` to a tool that is not a shell tool",
   "E-ROS-001":
     "the roster file does not have the roster's shape: YAML syntax, an unknown key, a missing or wrong-typed value, a bad member name, `manifest` and `url` both or neither, a rule calling its own member (names the key path and the member)",
   "E-ROS-002": "the roster marks no member, or more than one, `entry: true`",

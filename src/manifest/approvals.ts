@@ -92,6 +92,38 @@ export function approvalFor(
   return i < 0 ? null : { reason: `${at}.commands[${i}] ${JSON.stringify(entry.commands[i])}` };
 }
 
+/** Tools mur itself may offer a task, whatever the manifest declares (src/session/crew_tools.ts). */
+const SESSION_TOOLS = ["request-input", "call-member", "end-without-answer", "delegate-task"];
+
+/**
+ * W-MAN-010: an `approvals.tools` entry that can never ask as written: it names no tool the
+ * manifest declares (a typo would silently let every call run), or gives `commands` to a tool
+ * that is not a shell tool. `names` are the tools the manifest declares.
+ */
+export function approvalProblems(
+  config: ApprovalsConfig | undefined,
+  names: { shell: string[]; other: string[] },
+): string[] {
+  if (!config) return [];
+  const out: string[] = [];
+  for (const [tool, entry] of Object.entries(config.tools)) {
+    if (tool === "*" || entry.approve !== "ask") continue;
+    const shell = names.shell.includes(tool);
+    if (!shell && !names.other.includes(tool) && !SESSION_TOOLS.includes(tool)) {
+      out.push(
+        `approvals.tools.${tool} names no tool this manifest declares (${
+          [...names.shell, ...names.other].join(", ") || "none"
+        }), so it asks only if a tool of that name appears at run time (an MCP server's, one staged under workdir/tools/)`,
+      );
+    } else if (!shell && entry.commands) {
+      out.push(
+        `approvals.tools.${tool}.commands: ${tool} is not a shell tool (capabilities.shell.allow), so its calls have no command line and this entry never asks; leave commands out to ask for every call`,
+      );
+    }
+  }
+  return out;
+}
+
 /** Runs of white space as one space, none at either end: how lines and patterns are compared. */
 export function squeeze(s: string): string {
   return s.trim().replace(/\s+/g, " ");

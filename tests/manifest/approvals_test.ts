@@ -93,3 +93,16 @@ Deno.test("approvals: docs/door.md's example hash is the canonical JSON's hash o
   const example = JSON.parse(block[1]);
   assert.equal(await argumentsHash(example.arguments), example.argumentsHash);
 });
+
+Deno.test("approvals: W-MAN-010 for an entry that never asks as written", async () => {
+  const { warnings } = await load(
+    `${BASE}capabilities:\n  shell: {allow: [sh]}\ntools:\n  - builtin: publish\napprovals:\n  tools:\n    bsh: {approve: ask}\n    publish: {approve: ask, commands: ["x *"]}\n    sh: {approve: ask, commands: ["rm *"]}\n    call-member: {approve: ask}\n    nope: {approve: never}\n`,
+  );
+  const ours = warnings.filter((w) => w.includes("W-MAN-010"));
+  assert.equal(ours.length, 2, ours.join("\n"));
+  assert.match(
+    ours[0],
+    /approvals\.tools\.bsh names no tool this manifest declares \(sh, publish\)/,
+  );
+  assert.match(ours[1], /approvals\.tools\.publish\.commands: publish is not a shell tool/);
+});
