@@ -106,3 +106,24 @@ Deno.test("approvals: W-MAN-010 for an entry that never asks as written", async 
   );
   assert.match(ours[1], /approvals\.tools\.publish\.commands: publish is not a shell tool/);
 });
+
+/** `v` with every object's keys in reverse order (the same value to JSON). */
+function reversed(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(reversed);
+  if (v === null || typeof v !== "object") return v;
+  const o = v as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(o).reverse().map((k) => [k, reversed(o[k])]));
+}
+
+Deno.test("approvals: canonical JSON reads back as the value and ignores key order (fast-check)", () => {
+  fc.assert(
+    fc.property(fc.jsonValue(), (v) => {
+      const c = canonicalJson(v);
+      assert.deepEqual(JSON.parse(c), JSON.parse(JSON.stringify(v)));
+      assert.equal(canonicalJson(reversed(v)), c);
+      // The keys of every object come sorted: parse and re-sort changes nothing.
+      assert.equal(canonicalJson(JSON.parse(c)), c);
+    }),
+    { numRuns: 500 },
+  );
+});
