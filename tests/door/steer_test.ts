@@ -278,3 +278,43 @@ Deno.test("steer: SendStreamingMessage with the marker follows the task, its ste
     await cap.close();
   }
 });
+
+for (
+  const [driver, kind, model] of [
+    ["anthropic", "anthropic", "claude-haiku-4-5"],
+    ["openai", "openai-responses", "gpt-5-mini"],
+  ] as const
+) {
+  Deno.test(`steer: on ${driver}, the next request carries the steer after the tool result`, async () => {
+    const fake = startFakeProvider({
+      kind,
+      apiKey: "sk-fake-steer",
+      turns: [
+        { steps: [{ toolCall: { id: "call_1", name: "bash", input: { command: HOLD } } }] },
+        { steps: [{ text: "ok" }] },
+      ],
+    });
+    const cap = await startCapsule({
+      manifest: manifest({
+        inference: { driver, model, endpoint: fake.baseURL, api_key: "sk-fake-steer" },
+      }),
+    });
+    try {
+      const t = await submit(cap.base, "deploy it");
+      await waitTask(cap.base, t.id, working);
+      const res = await steerWhileHeld(cap, t.id, "use the blue–green switch ✓");
+      assert.equal(res.json?.result?.message?.parts[1]?.data?.steer, "taken", res.text);
+      await waitTask(cap.base, t.id, ended);
+      assert.equal(fake.requests.length, 2);
+      // Whatever the wire form, the steer comes after the tool's result in the second request.
+      const body = JSON.stringify(fake.requests[1].body);
+      const result = body.lastIndexOf("held");
+      const steered = body.indexOf("use the blue–green switch ✓");
+      assert.ok(result > 0 && steered > result, body.slice(0, 4000));
+      assert.ok(!JSON.stringify(fake.requests[0].body).includes("blue–green"));
+    } finally {
+      await cap.close();
+      await fake.close();
+    }
+  });
+}
