@@ -15,8 +15,9 @@ import { until } from "../helpers/until.ts";
 import { call, message, submit, traceOf, waitTask } from "./helpers.ts";
 
 const STEER_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1";
-/** A shell command that returns once the test writes `go` in the workdir (bounded: 20 s). */
-const HOLD = "i=0; while [ ! -f go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; echo held";
+/** A shell command that returns once the test writes `go` in the workdir (bounded: 120 s). */
+const HOLD =
+  "i=0; while [ ! -f go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo held";
 
 const working = (t: { status: { state: string } }) => t.status.state === "TASK_STATE_WORKING";
 const ended = (t: { status: { state: string } }) =>
@@ -30,7 +31,13 @@ function manifest(extra: Record<string, unknown> = {}) {
   return {
     name: "steered",
     version: "0.1.0",
-    lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 5 },
+    // A held command must not move to the background on a slow machine (shell_grace_secs).
+    lifecycle: {
+      task_acceptance: "queue",
+      after_task: "sleep",
+      queue_depth: 5,
+      shell_grace_secs: 300,
+    },
     capabilities: { shell: { allow: ["bash"] } },
     ...extra,
   };
@@ -171,9 +178,11 @@ Deno.test("steer: a steer waiting when the model stops is one more turn; returnI
         turns: [{ steps: [{ text: "first answer" }] }, { steps: [{ text: "steered answer" }] }],
       }],
     },
+    // The hook holds the turn until the test says go: past the default 30 s deadline if need be.
+    env: { MURMUR_HOOK_TIMEOUT_MS: "120000" },
     files: {
       "hold.sh":
-        `#!/bin/sh\ncat >/dev/null\ni=0; while [ ! -f go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\necho '{}'\n`,
+        `#!/bin/sh\ncat >/dev/null\ni=0; while [ ! -f go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\necho '{}'\n`,
     },
   });
   try {
