@@ -6,6 +6,7 @@ import { DOOR_METHODS, PUSH_METHODS } from "../a2a/methods.ts";
 import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { takesTasks } from "../session/lifecycle.ts";
+import { steerExtension } from "./steer_message.ts";
 
 export interface CardInput {
   manifest: Manifest;
@@ -41,7 +42,7 @@ export function streamFrames(process: boolean): string[] {
     "tool-call-started",
     "tool-call-progress",
     "artifact",
-    ...(process ? ["quota", "suggested-prompt"] : []),
+    ...(process ? ["quota", "suggested-prompt"] : ["steer-taken"]),
     "gap",
     "lagged",
     "connection-ack",
@@ -141,6 +142,10 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
       }]
       : [],
   });
-  if (!authenticated) return { public: card([door, capsule, stream]), extended: null };
-  return { public: card([door, stream]), extended: card([door, capsule, stream]) };
+  const steer = steerExtension(m);
+  if (!authenticated) return { public: card([door, capsule, stream, ...steer]), extended: null };
+  return {
+    public: card([door, stream, ...steer]),
+    extended: card([door, capsule, stream, ...steer]),
+  };
 }

@@ -9,6 +9,7 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { approvalsConfig } from "./approvals.ts";
 import type {
   Credential,
   DriverName,
@@ -125,6 +126,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
     ...(doc.exports?.peer_tasks?.accept === true && { exports: { peerTasks: { accept: true } } }),
     tools: [],
     hooks: [],
+    ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),
   };
   // Every program path that is not there is named, not only the first.
   const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));

@@ -13,6 +13,7 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
@@ -31,6 +32,7 @@ export const HOOK_BINDINGS = [
   "on-compaction",
   "on-task-end",
   "on-session-end",
+  "on-approval",
 ] as const satisfies readonly HookBinding[];
 
 export const COMMIT_POLICIES = [
@@ -56,6 +58,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-compaction": "replace-context",
   "on-task-end": "reopen-task",
   "on-session-end": undefined,
+  "on-approval": undefined,
 };
 
 /** Door scopes are method names (docs/door.md). */
@@ -491,6 +494,7 @@ export const manifestSchema = mapping({
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
+  approvals: approvalsSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

@@ -3,6 +3,8 @@
  * loader reads only this shape; the zod schema in schema.ts produces it.
  */
 
+import type { ApprovalsConfig } from "./approvals.ts";
+
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
 export type ProcessDriverName = "claude-code" | "codex";
@@ -21,7 +23,8 @@ export type HookBinding =
   | "on-shell"
   | "on-compaction"
   | "on-task-end"
-  | "on-session-end";
+  | "on-session-end"
+  | "on-approval";
 export type CommitPolicy =
   | "none"
   | "write-manifests"
@@ -273,6 +276,8 @@ export interface Manifest {
   hooks: HookConfig[];
   /** The skill artifacts in `artifacts:` order (absent: none). */
   skills?: SkillConfig[];
+  /** `approvals:` (docs/approvals.md); absent: no call waits for approval. */
+  approvals?: ApprovalsConfig;
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */

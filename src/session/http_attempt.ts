@@ -23,6 +23,7 @@ import {
 } from "./task_run.ts";
 import type { CallRunner } from "./tool_pipeline.ts";
 import { TurnSink } from "./turn_sink.ts";
+import { takeSteers } from "./steer.ts";
 import type { ToolResultMessage } from "../drivers/types.ts";
 
 export class HttpAttempt implements Attempt {
@@ -59,6 +60,8 @@ export class HttpAttempt implements Attempt {
       if (signal.aborted) return { kind: "canceled" };
       const spent = this.#admit(run);
       if (spent) return spent;
+      // A steer sent while the last turn or its calls ran is read before this call (steer.ts).
+      takeSteers(this.d, run, c.turns + 1, c.lastTurnEvt);
       c.turns++;
       const turn = c.turns;
       registry.status(task, "TASK_STATE_WORKING", `inference turn ${turn}`);
