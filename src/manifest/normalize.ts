@@ -10,11 +10,7 @@ import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
 import { declaredContainment } from "./containment_keys.ts";
-
-/** `{[key]: value}`, or nothing when value is undefined. */
-function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
-  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
-}
+import { approvalsConfig } from "./approvals.ts";
 import type {
   Credential,
   DriverName,
@@ -24,6 +20,11 @@ import type {
   ProcessDriverName,
   ToolConfig,
 } from "./types.ts";
+
+/** `{[key]: value}`, or nothing when value is undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 // Why long: one mapping from the manifest document to the normalized Manifest, block by block as
 // docs/manifest.md lists them.
@@ -129,8 +130,10 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         maxBytes: doc.outputs.max_bytes ?? DEFAULTS.maxFileBytes,
       },
     }),
+    ...(doc.exports?.peer_tasks?.accept === true && { exports: { peerTasks: { accept: true } } }),
     tools: [],
     hooks: [],
+    ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),
   };
   // Every program path that is not there is named, not only the first.
   const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));

@@ -4,6 +4,8 @@
  */
 import type { ContainmentConfig } from "../containment/config.ts";
 
+import type { ApprovalsConfig } from "./approvals.ts";
+
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
 export type ProcessDriverName = "claude-code" | "codex";
@@ -22,7 +24,8 @@ export type HookBinding =
   | "on-shell"
   | "on-compaction"
   | "on-task-end"
-  | "on-session-end";
+  | "on-session-end"
+  | "on-approval";
 export type CommitPolicy =
   | "none"
   | "write-manifests"
@@ -268,12 +271,16 @@ export interface Manifest {
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */
   outputs?: OutputsConfig;
+  /** `exports:` (docs/door.md "Peer tasks and trust"); absent: the capsule takes no peer tasks. */
+  exports?: { peerTasks: { accept: boolean } };
   /** `tools:` entries, then the tool artifacts in `artifacts:` order. */
   tools: ToolConfig[];
   /** `hooks:` entries, then the hook artifacts in `artifacts:` order. */
   hooks: HookConfig[];
   /** The skill artifacts in `artifacts:` order (absent: none). */
   skills?: SkillConfig[];
+  /** `approvals:` (docs/approvals.md); absent: no call waits for approval. */
+  approvals?: ApprovalsConfig;
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */
