@@ -39,6 +39,7 @@ import { watchFaults } from "./run_endings.ts";
 import {
   chooseContainment,
   type ContainmentChoice,
+  type ContainmentRuntime,
   containmentRuntime,
 } from "../containment/launch.ts";
 import type { ContainmentPolicy } from "../containment/policy.ts";
@@ -74,6 +75,8 @@ export interface Capsule {
   murmurMd(url: string | null): void;
   /** The class the session's processes run under, and the `-v` line saying so. */
   containment: ContainmentChoice;
+  /** Removes the containment's files and pids group once the session has ended. */
+  closeContainment(): void;
 }
 
 /** What the launch brings besides its plan. */
@@ -98,7 +101,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
-  const policy = await containmentPolicy(choice, manifest, sessionId, workdir);
+  const contained = await containmentPolicy(choice, manifest, sessionId, workdir);
+  const policy = contained.policy;
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -163,6 +167,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     inventory: offered,
     murmurMd,
     containment: choice,
+    closeContainment: contained.close,
   };
 }
 
@@ -172,7 +177,7 @@ async function containmentPolicy(
   manifest: Manifest,
   sessionId: string,
   workdir: Workdir,
-): Promise<ContainmentPolicy | undefined> {
+): Promise<ContainmentRuntime> {
   const contained = await containmentRuntime(
     choice,
     manifest.containment ?? containmentConfig({}),
@@ -183,8 +188,9 @@ async function containmentPolicy(
       readOnly: manifest.capabilities.filesystem.readOnly,
     },
   );
+  // Removed when the session ends (run.ts), and on any other way out that unloads.
   globalThis.addEventListener("unload", () => contained.close());
-  return contained.policy;
+  return contained;
 }
 
 /**
