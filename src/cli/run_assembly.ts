@@ -35,6 +35,7 @@ import { stageCapsule } from "../stage/stage.ts";
 import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
+import type { McpLaunch } from "./run_mcp.ts";
 import { watchFaults } from "./run_endings.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
@@ -64,6 +65,8 @@ export interface Capsule {
   inventory: Inventory;
   /** Writes MURMUR.md again, now with the door's address. */
   murmurMd(url: string | null): void;
+  /** The manifest's MCP servers, connected (docs/mcp.md), or null without `mcp_servers:`. */
+  mcp: McpLaunch | null;
 }
 
 /** What the launch brings besides its plan. */
@@ -93,6 +96,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   });
   const taskText = await launchTask(plan, workdir);
   const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
+  const mcp = await mcpFor(plan.manifest, workdir);
+  if (mcp) toolbox.addSource(mcp.sources);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -147,7 +152,15 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     opened,
     inventory: offered,
     murmurMd,
+    mcp,
   };
+}
+
+/** The MCP servers (docs/mcp.md), loaded and connected only with `mcp_servers:`. */
+async function mcpFor(manifest: Manifest, workdir: Workdir): Promise<McpLaunch | null> {
+  if (!manifest.mcpServers?.length) return null;
+  const { startMcp } = await lazyImport<typeof import("./run_mcp.ts")>("cli/run_mcp.ts");
+  return await startMcp(manifest, { logsDir: workdir.logs, workdirRoot: workdir.root, warn });
 }
 
 /**

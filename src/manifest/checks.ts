@@ -5,6 +5,7 @@
  */
 import { ManifestErrors, MurError } from "../errors.ts";
 import { checkArtifactGrant } from "./artifact_grants.ts";
+import { mcpServerProblems } from "./mcp_servers.ts";
 import type { CommitPolicy, HookBinding } from "./types.ts";
 import {
   ARTIFACT_CONFIG_MAX_BYTES,
@@ -76,6 +77,11 @@ export function checkManifest(doc: ManifestDoc, fail: Fail): string[] {
   checkTools(doc.tools ?? [], shell, fail);
   checkHooks(doc.hooks ?? [], fail);
   checkArtifacts(doc, fail);
+  for (const [name, s] of Object.entries(doc.mcp_servers ?? {})) {
+    for (const [key, what] of mcpServerProblems(name, s)) {
+      fail(invalid(`mcp_servers.${name}${key ? `.${key}` : ""}`, what));
+    }
+  }
   return notes;
 }
 

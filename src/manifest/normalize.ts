@@ -9,6 +9,7 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { normalizeMcpServers } from "./mcp_servers.ts";
 import type {
   Credential,
   DriverName,
@@ -124,6 +125,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
     }),
     tools: [],
     hooks: [],
+    ...(doc.mcp_servers && { mcpServers: normalizeMcpServers(doc.mcp_servers, dir) }),
   };
   // Every program path that is not there is named, not only the first.
   const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));

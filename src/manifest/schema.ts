@@ -14,6 +14,7 @@ import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
+import { mcpServersSchema } from "./mcp_servers.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
 export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
@@ -467,6 +468,7 @@ export const manifestSchema = mapping({
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
+  mcp_servers: mcpServersSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

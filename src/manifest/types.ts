@@ -2,6 +2,7 @@
  * The manifest after validation, with every default applied (docs/manifest.md). Code past the
  * loader reads only this shape; the zod schema in schema.ts produces it.
  */
+import type { McpServerConfig } from "./mcp_servers.ts";
 
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
@@ -271,6 +272,8 @@ export interface Manifest {
   hooks: HookConfig[];
   /** The skill artifacts in `artifacts:` order (absent: none). */
   skills?: SkillConfig[];
+  /** `mcp_servers:` in manifest order (absent: none); docs/mcp.md. */
+  mcpServers?: McpServerConfig[];
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */

@@ -29,6 +29,7 @@ import {
   type TaskRun,
 } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
+import type { SourceError } from "../tools/mcp/source.ts";
 import { ToolPipeline } from "./tool_pipeline.ts";
 import { TurnSink } from "./turn_sink.ts";
 import { writeResult } from "./workdir.ts";
@@ -87,6 +88,9 @@ export class TaskLoop {
     });
     const counters = new TaskCounters();
     counters.lastTurnEvt = taskEvt;
+    // Tool sources that are down now, and those that fail while the task runs (docs/mcp.md).
+    const sourceMark = d.tools.sourceErrorMark?.() ?? 0;
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     task.handedOff = new HandedOff(taskEvt, task.abort.signal);
 
     const threaded = manifest.lifecycle.conversation === "threaded";
@@ -126,6 +130,7 @@ export class TaskLoop {
     await task.handedOff.drained();
     saveConversation(d.workdir.session, task.contextId, messages);
     if (threaded && exitStatus === "ok") d.histories.set(task.contextId, messages);
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     this.#finish(task, end, exitStatus, threaded);
     const durationMs = d.clock() - started;
     const outcome: TaskOutcome = {
@@ -179,4 +184,9 @@ export class TaskLoop {
     }
     registry.finish(task, "TASK_STATE_FAILED", end.message ?? "task failed");
   }
+}
+
+/** GetTask's `metadata.murmur.sourceErrors` (docs/mcp.md), when there are any. */
+function noteSourceErrors(task: TaskRecord, errors: SourceError[] | undefined): void {
+  if (errors?.length) task.sourceErrors = errors;
 }
