@@ -11,7 +11,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { deserializeMessage, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { type McpSpawnRequest, spawnMcpServer, stopMcpServer } from "./spawn.ts";
-import { BoundedLog } from "./bounded_log.ts";
+import type { BoundedLog } from "./bounded_log.ts";
 
 export interface StdioTransportOptions {
   spawn: McpSpawnRequest;
