@@ -68,7 +68,10 @@ Deno.test("servers that cannot be used at launch are told, and the others are of
     assert.match(await Deno.readTextFile(`${dir}/mcp-dies.log`), /dying at start on purpose/);
     assert.deepEqual(by("empty"), ["it lists no tools"]);
     assert.deepEqual(by("many"), [`listed 3000 tools; only the first ${MAX_TOOLS} are offered`]);
-    assert.match(by("missing")[0], /cannot start '\/nonexistent\/mcp-server'|not found|No such file/);
+    assert.match(
+      by("missing")[0],
+      /cannot start '\/nonexistent\/mcp-server'|not found|No such file/,
+    );
     // The good server's name with spaces is left out and said so; its other tools are offered.
     assert.match(by("good")[0], /1 tool name\(s\) .*'bad name with spaces'/);
     const names = sources.tools().map((t) => t.name);
@@ -106,7 +109,10 @@ Deno.test("a hostile server's calls: timeout cancels, garbage skipped, 10 MiB cu
     // A line that is not JSON-RPC is skipped (and noted in the log); the answer after it arrives.
     const g = await tool("mcp__h__garbage").call({}, ctxFor(dir));
     assert.ok(g.content.includes("after garbage"), g.content);
-    assert.match(await Deno.readTextFile(`${dir}/mcp-h.log`), /not a JSON-RPC message: \{this is not json/);
+    assert.match(
+      await Deno.readTextFile(`${dir}/mcp-h.log`),
+      /not a JSON-RPC message: \{this is not json/,
+    );
 
     // Over 10 MiB (the SDK's own limit): received whole, cut for the model, kept in logs/.
     const big = await tool("mcp__h__big").call({}, ctxFor(dir));
@@ -131,7 +137,11 @@ Deno.test("a hostile server's calls: timeout cancels, garbage skipped, 10 MiB cu
     const crash = await tool("mcp__h__crash").call({}, ctxFor(dir));
     assert.equal(crash.isError, true);
     assert.match(crash.content, /closed its connection during the call/);
-    assert.ok(errors.some((e) => /connection closed \(exited with code 7\); restart 1 of 2/.test(e.message)));
+    assert.ok(
+      errors.some((e) =>
+        /connection closed \(exited with code 7\); restart 1 of 2/.test(e.message)
+      ),
+    );
     const echoed = await until("the restarted server to answer", async () => {
       const r = await sources.tools().find((t) => t.name === "mcp__h__echo")?.call(
         { text: "back" },
