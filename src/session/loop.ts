@@ -73,6 +73,7 @@ export class TaskLoop {
       : new HttpAttempt(d, o.driver, pipeline, continuations);
   }
 
+  // Why long: one task from task_start to task_end, each step in the order the file header names.
   async run(task: TaskRecord): Promise<TaskOutcome> {
     const d = this.#d;
     const { manifest, trace } = d;

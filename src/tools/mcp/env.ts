@@ -1,5 +1,5 @@
 /**
- * A stdio MCP server's environment (docs/mcp.md "Environment"): nothing of mur's by default but
+ * A stdio MCP server's environment (docs/mcp.md "Servers"): nothing of mur's by default but
  * what a program needs to run (`PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`, `LANG`,
  * `TMPDIR` — the set the MCP SDK's own stdio client passes, plus locale and temp), then the names
  * `env_allow` lists (credentials only when listed), then the entry's `env:` values. The door

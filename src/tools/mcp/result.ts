@@ -1,6 +1,6 @@
 /**
- * An MCP `CallToolResult` as the model and the stream receive it (docs/mcp.md "What the model
- * sees"): text blocks in order; images as attachments (as command tools' CallToolResult,
+ * An MCP `CallToolResult` as the model and the stream receive it (docs/mcp.md "Calls"): text
+ * blocks in order; images as attachments (as command tools' CallToolResult,
  * src/tools/command.ts); an embedded resource's text with its uri, a blob image as an
  * attachment, other blobs and audio named with their size; resource links as one line each;
  * `structuredContent` as JSON unless a text block already carries the same value. `isError` is

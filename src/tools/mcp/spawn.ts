@@ -1,7 +1,7 @@
 /**
  * The one place mur starts a stdio MCP server's process (docs/mcp.md). Every server of a capsule
  * is spawned here and nowhere else, so a wrapper that contains the processes mur starts for a
- * capsule (issue 41) is applied to all of them by changing this function alone. The server leads
+ * capsule is applied to all of them by changing this function alone. The server leads
  * its own process group (src/tools/group_leader.ts), tracked so a second signal to `mur run`
  * kills it (src/process_groups.ts).
  */
