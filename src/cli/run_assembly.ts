@@ -96,7 +96,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   });
   const taskText = await launchTask(plan, workdir);
   const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
-  const mcp = await mcpFor(plan.manifest, workdir);
+  // A harness is handed the servers in its own MCP configuration instead (docs/mcp.md).
+  const mcp = plan.harness ? null : await mcpFor(plan.manifest, workdir);
   if (mcp) toolbox.addSource(mcp.sources);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;

@@ -11,6 +11,8 @@ import { resolve } from "../paths.ts";
 /** A server's name: what `mcp__<server>__<tool>` is built from (no `__`, no spaces). */
 export const MCP_SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9-]*(?:_[A-Za-z0-9-]+)*$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** src/drivers/process/bridge.ts BRIDGE_SERVER_NAME: a harness's config holds both. */
+const RESERVED_SERVER = "murmur";
 
 const strings = (what: string) =>
   z.array(z.string({ error: `must be a ${what}` }), {
@@ -97,6 +99,11 @@ export function mcpServerProblems(name: string, s: McpServerDoc): [string, strin
     out.push([
       "",
       "a server's name is letters, digits, '-' and single '_' (at most 40), so mcp__<server>__<tool> names it",
+    ]);
+  } else if (name === RESERVED_SERVER) {
+    out.push([
+      "",
+      `'${RESERVED_SERVER}' is the name of mur's own tool server on the process transport`,
     ]);
   }
   const http = s.type === "http" || s.type === "streamable-http" ||

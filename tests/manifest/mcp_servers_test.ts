@@ -79,6 +79,10 @@ Deno.test("mcp_servers: each wrong entry names its key path", async (t) => {
       "mcp_servers.a__b: a server's name is letters, digits, '-' and single '_' (at most 40), so mcp__<server>__<tool> names it",
     ],
     [
+      "mcp_servers:\n  murmur: { command: a }\n",
+      "mcp_servers.murmur: 'murmur' is the name of mur's own tool server on the process transport",
+    ],
+    [
       "mcp_servers:\n  x: { command: a, env_allow: ['1A'] }\n",
       "mcp_servers.x.env_allow[0]: '1A' is not a variable name",
     ],
