@@ -36,6 +36,7 @@ import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
 import type { McpLaunch } from "./run_mcp.ts";
+import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { watchFaults } from "./run_endings.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
@@ -124,7 +125,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   }
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
-  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
+  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
   const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
@@ -132,7 +133,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   let opened!: () => void;
   const ready = new Promise<void>((r) => (opened = r));
   const cluster = await clusterFor(plan, sessionId);
-  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs);
+  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs, otel);
   // As the card names the door (an edge rewrites the urls of the Tasks it answers to its own).
   files.doorBase = (manifest.cluster?.advertise ?? `http://${door.address}`).replace(/\/+$/, "");
   session.registry.rebasePastFiles(files.doorBase);
@@ -333,6 +334,7 @@ async function registerSessionTools(
   sessionTools: Map<string, Tool>,
   workdir: Workdir,
   files: { doorBase: string },
+  otel: OtelExport | null,
 ): Promise<void> {
   const add = (tool: Tool) => {
     toolbox.register(tool);
@@ -364,6 +366,8 @@ async function registerSessionTools(
       "session/crew_tools.ts",
     );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
+  // Each request to a member's or a child's door: an a2a.client span (docs/opentelemetry.md).
+  const a2aClient = otel ? (taskId: string, r: A2aCallRecord) => otel.a2a(r, taskId) : undefined;
   // A crew member that may call others (docs/crews.md): the launcher names its callees.
   if (plan.callees.length > 0) {
     const deps = {
@@ -372,6 +376,7 @@ async function registerSessionTools(
       callees: plan.callees,
       crewFile: plan.crewFile,
       deadlineSecs,
+      a2aClient,
     };
     add(callMemberTool(deps));
     add(endWithoutAnswerTool(deps));
@@ -384,6 +389,7 @@ async function registerSessionTools(
       targets: plan.spawnTargets,
       workdirRoot: workdir.root,
       deadlineSecs,
+      a2aClient,
     }));
   }
 }
@@ -441,6 +447,7 @@ async function openDoor(
   push: PushNotifications | null,
   tokenKey: Uint8Array | undefined,
   inputs: AssemblyInputs,
+  otel: OtelExport | null,
 ): Promise<Door> {
   try {
     return await startDoor({
@@ -456,6 +463,8 @@ async function openDoor(
       push,
       tokenKey,
       formation: inputs.membership?.door,
+      // Each method call: an a2a.server span (docs/opentelemetry.md "A2A spans").
+      ...(otel && { onA2a: (r: A2aCallRecord) => otel.a2a(r) }),
     });
   } catch (e) {
     session.trace.close();
