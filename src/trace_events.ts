@@ -148,7 +148,12 @@ interface ToolLines {
    * A tool source (an MCP server) could not be started, listed, or went away (docs/mcp.md): the
    * model goes without its tools; `phase` is `launch` or `session`.
    */
-  source_error: { kind: "mcp"; source: string; message: string; phase: "launch" | "session" };
+  source_error: {
+    kind: "mcp" | "openapi";
+    source: string;
+    message: string;
+    phase: "launch" | "session";
+  };
   /**
    * A call that read a skill (docs/manifest.md "artifacts"), in place of its `tool_call`; not counted in the
    * tool totals of `task_end` and `session_end`.

@@ -204,7 +204,7 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
     await removeRunningRecord(c.sessionId).catch(() => {});
     c.lock.release();
     c.toolbox.detached.releaseAll();
-    await c.mcp?.sources.close();
+    await c.mcp?.close();
     await c.driver.close?.();
   }
   // A fault while the session closed (door, driver) still makes the run a failure.

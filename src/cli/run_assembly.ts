@@ -35,7 +35,7 @@ import { stageCapsule } from "../stage/stage.ts";
 import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
-import type { McpLaunch } from "./run_mcp.ts";
+import type { SourcesLaunch } from "./run_sources.ts";
 import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { watchFaults } from "./run_endings.ts";
 
@@ -66,8 +66,8 @@ export interface Capsule {
   inventory: Inventory;
   /** Writes MURMUR.md again, now with the door's address. */
   murmurMd(url: string | null): void;
-  /** The manifest's MCP servers, connected (docs/mcp.md), or null without `mcp_servers:`. */
-  mcp: McpLaunch | null;
+  /** The manifest's tool sources, started (docs/mcp.md), or null without any. */
+  mcp: SourcesLaunch | null;
 }
 
 /** What the launch brings besides its plan. */
@@ -97,9 +97,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   });
   const taskText = await launchTask(plan, workdir);
   const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
-  // A harness is handed the servers in its own MCP configuration instead (docs/mcp.md).
-  const mcp = plan.harness ? null : await mcpFor(plan.manifest, workdir);
-  if (mcp) toolbox.addSource(mcp.sources);
+  const mcp = await sourcesFor(plan, workdir);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -158,11 +157,22 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   };
 }
 
-/** The MCP servers (docs/mcp.md), loaded and connected only with `mcp_servers:`. */
-async function mcpFor(manifest: Manifest, workdir: Workdir): Promise<McpLaunch | null> {
-  if (!manifest.mcpServers?.length) return null;
-  const { startMcp } = await lazyImport<typeof import("./run_mcp.ts")>("cli/run_mcp.ts");
-  return await startMcp(manifest, { logsDir: workdir.logs, workdirRoot: workdir.root, warn });
+/**
+ * The tool sources (docs/mcp.md): MCP servers and OpenAPI services, loaded and started only when
+ * the manifest has some. A harness is handed the MCP servers in its own configuration instead.
+ */
+async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLaunch | null> {
+  const m = plan.manifest;
+  if (!m.mcpServers?.length && !m.openApiServices?.length) return null;
+  const { startSources } = await lazyImport<typeof import("./run_sources.ts")>(
+    "cli/run_sources.ts",
+  );
+  return await startSources(m, {
+    logsDir: workdir.logs,
+    workdirRoot: workdir.root,
+    harness: plan.harness,
+    warn,
+  });
 }
 
 /**

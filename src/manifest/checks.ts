@@ -6,6 +6,7 @@
 import { ManifestErrors, MurError } from "../errors.ts";
 import { checkArtifactGrant } from "./artifact_grants.ts";
 import { mcpServerProblems } from "./mcp_servers.ts";
+import { openApiServiceProblems } from "./openapi_services.ts";
 import type { CommitPolicy, HookBinding } from "./types.ts";
 import {
   ARTIFACT_CONFIG_MAX_BYTES,
@@ -80,6 +81,11 @@ export function checkManifest(doc: ManifestDoc, fail: Fail): string[] {
   for (const [name, s] of Object.entries(doc.mcp_servers ?? {})) {
     for (const [key, what] of mcpServerProblems(name, s)) {
       fail(invalid(`mcp_servers.${name}${key ? `.${key}` : ""}`, what));
+    }
+  }
+  for (const [name, s] of Object.entries(doc.openapi_services ?? {})) {
+    for (const [key, what] of openApiServiceProblems(name, s)) {
+      fail(invalid(`openapi_services.${name}${key ? `.${key}` : ""}`, what));
     }
   }
   return notes;

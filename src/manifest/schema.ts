@@ -15,6 +15,7 @@ import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 import { mcpServersSchema } from "./mcp_servers.ts";
+import { openApiServicesSchema } from "./openapi_services.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
 export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
@@ -469,6 +470,7 @@ export const manifestSchema = mapping({
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
   mcp_servers: mcpServersSchema.optional(),
+  openapi_services: openApiServicesSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

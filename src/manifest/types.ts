@@ -3,6 +3,7 @@
  * loader reads only this shape; the zod schema in schema.ts produces it.
  */
 import type { McpServerConfig } from "./mcp_servers.ts";
+import type { OpenApiService } from "./openapi_services.ts";
 
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
@@ -274,6 +275,8 @@ export interface Manifest {
   skills?: SkillConfig[];
   /** `mcp_servers:` in manifest order (absent: none); docs/mcp.md. */
   mcpServers?: McpServerConfig[];
+  /** `openapi_services:` in manifest order (absent: none); docs/mcp.md "OpenAPI services". */
+  openApiServices?: OpenApiService[];
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */

@@ -29,7 +29,7 @@ import {
   type TaskRun,
 } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
-import type { SourceError } from "../tools/mcp/source.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 import { ToolPipeline } from "./tool_pipeline.ts";
 import { TurnSink } from "./turn_sink.ts";
 import { writeResult } from "./workdir.ts";
@@ -90,7 +90,7 @@ export class TaskLoop {
     const counters = new TaskCounters();
     counters.lastTurnEvt = taskEvt;
     // Tool sources that are down now, and those that fail while the task runs (docs/mcp.md).
-    const sourceMark = d.tools.sourceErrorMark?.() ?? 0;
+    const sourceMark = d.tools.sourceErrorMark?.() ?? [];
     noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     task.handedOff = new HandedOff(taskEvt, task.abort.signal);
 

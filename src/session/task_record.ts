@@ -7,7 +7,7 @@ import { isTerminal, timestamp } from "../a2a/types.ts";
 import type { HandedOff } from "../crew/calls/handed_off.ts";
 import type { TaskHistory } from "./task_history.ts";
 import type { PublishedFile } from "./published_files.ts";
-import type { SourceError } from "../tools/mcp/source.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 
 /** Queue lanes (docs/door.md: user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";

@@ -14,8 +14,8 @@ import { ReadOnlyGuard } from "./read_only.ts";
 import type { BackgroundResult } from "./background.ts";
 import { ShellTool } from "./shell.ts";
 import type { SkillShelf } from "./skills.ts";
-import type { ToolSource } from "./mcp/sources.ts";
-import type { SourceError } from "./mcp/source.ts";
+import type { ToolSource } from "./tool_source.ts";
+import type { SourceError } from "./source_errors.ts";
 import {
   notReached,
   type Tool,
@@ -143,14 +143,14 @@ export class ToolBox {
     return undefined;
   }
 
-  /** Where the sources' error logs stand: one number per source, joined. */
-  sourceErrorMark(): number {
-    return this.#sources.reduce((n, s) => n + (s.errorMark?.() ?? 0), 0);
+  /** Where each source's error log stands (a task's start). */
+  sourceErrorMark(): number[] {
+    return this.#sources.map((s) => s.errorMark?.() ?? 0);
   }
 
   /** A task's `sourceErrors` (docs/mcp.md): sources down now, and errors since `mark`. */
-  sourceErrors(mark: number): SourceError[] {
-    return this.#sources.flatMap((s) => s.errorsSince?.(mark) ?? []);
+  sourceErrors(mark: number[]): SourceError[] {
+    return this.#sources.flatMap((s, i) => s.errorsSince?.(mark[i] ?? 0) ?? []);
   }
 
   /** Whether a registered (non-skill) tool holds `name`. */

@@ -63,6 +63,15 @@ function frameObject(f: TaskFrame): Record<string, unknown> {
       return { frame: "quota", windows: f.windows };
     case "suggested-prompt":
       return { frame: "suggested-prompt", text: f.text };
+    case "tool-progress":
+      return {
+        frame: "tool-progress",
+        toolCallId: f.toolCallId,
+        toolName: f.toolName,
+        progress: f.progress,
+        ...(f.total !== undefined && { total: f.total }),
+        ...(f.message !== undefined && { message: f.message }),
+      };
   }
 }
 

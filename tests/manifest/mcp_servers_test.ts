@@ -97,3 +97,50 @@ Deno.test("mcp_servers: each wrong entry names its key path", async (t) => {
     });
   }
 });
+
+Deno.test("openapi_services: entries normalized, wrong ones named", async (t) => {
+  const { manifest } = await load(
+    `${BASE}openapi_services:
+  pets:
+    spec: docs/pets.yaml
+    base_url: http://127.0.0.1:8080/api/
+    operations: [getPet]
+    headers: { Authorization: "Bearer \${TOKEN}" }
+    timeout_secs: 5
+  remote:
+    spec: https://example.test/openapi.json
+`,
+    { TOKEN: "s3cret" },
+  );
+  assert.deepEqual(manifest.openApiServices, [
+    {
+      name: "pets",
+      spec: `${manifest.dir}/docs/pets.yaml`,
+      baseUrl: "http://127.0.0.1:8080/api",
+      operations: ["getPet"],
+      headers: { Authorization: "Bearer s3cret" },
+      timeoutMs: 5_000,
+    },
+    { name: "remote", spec: "https://example.test/openapi.json", headers: {}, timeoutMs: 30_000 },
+  ]);
+  const cases: [string, string][] = [
+    ["openapi_services:\n  x: {}\n", "missing required key 'openapi_services.x.spec'"],
+    [
+      "openapi_services:\n  x: { spec: 'ftp://h/a.json' }\n",
+      "openapi_services.x.spec: 'ftp://h/a.json' is neither a path nor an http(s) url",
+    ],
+    [
+      "openapi_services:\n  x: { spec: a.json, base_url: '/api' }\n",
+      "openapi_services.x.base_url: '/api' is not an http(s) url",
+    ],
+  ];
+  for (const [yaml, message] of cases) {
+    await t.step(message, async () => {
+      await loadError(
+        `${BASE}${yaml}`,
+        message.startsWith("missing") ? "E-MAN-001" : "E-MAN-003",
+        message,
+      );
+    });
+  }
+});

@@ -25,14 +25,9 @@ import { mcpServerEnv } from "./env.ts";
 import { type ListedTool, listTools } from "./listing.ts";
 import { McpStdioTransport } from "./stdio_transport.ts";
 
-/** A tool source that could not be listed or went away: the seed's `{kind, source, message}`. */
-export interface SourceError {
-  kind: "mcp";
-  source: string;
-  message: string;
-}
+import type { SourceError, SourcePhase } from "../source_errors.ts";
 
-export type SourcePhase = "launch" | "session";
+export type { SourceError, SourcePhase };
 
 export interface McpSourceDeps {
   /** Where `mcp-<name>.log` (stderr and mur's notes) goes. */

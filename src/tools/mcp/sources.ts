@@ -6,24 +6,13 @@
  */
 import type { McpServerConfig } from "../../manifest/mcp_servers.ts";
 import type { Tool, ToolContext, ToolResult } from "../types.ts";
+import type { ToolSource } from "../tool_source.ts";
 import { callMcpTool } from "./call.ts";
 import type { ListedTool } from "./listing.ts";
-import { McpSource, type McpSourceDeps, type SourceError, type SourcePhase } from "./source.ts";
+import { McpSource, type McpSourceDeps } from "./source.ts";
+import { type SourceError, SourceErrorLog, type SourcePhase } from "../source_errors.ts";
 
 export const CONNECT_CONCURRENCY = 4;
-/** Source errors kept for the tasks, newest last. */
-const MAX_ERRORS = 50;
-
-/** Tools that come and go (ToolBox offers them after its own, before skills). */
-export interface ToolSource {
-  tools(): Tool[];
-  /** The server a tool of this source comes from. */
-  sourceOf?(name: string): string | undefined;
-  /** Where the error log stands now. */
-  errorMark?(): number;
-  /** Errors of sources not up now, and every error since `mark`. */
-  errorsSince?(mark: number): SourceError[];
-}
 
 export interface McpSourcesOptions extends Omit<McpSourceDeps, "onError"> {
   onError?(e: SourceError, phase: SourcePhase): void;
@@ -32,10 +21,7 @@ export interface McpSourcesOptions extends Omit<McpSourceDeps, "onError"> {
 
 export class McpSources implements ToolSource {
   readonly sources: McpSource[];
-  readonly #errors: { seq: number; e: SourceError }[] = [];
-  #seq = 0;
-  /** Each source's newest error: what a task started while it is not up is told. */
-  readonly #last = new Map<string, SourceError>();
+  readonly #errors = new SourceErrorLog();
   /** Tool objects by name, rebuilt when a source's list changes. */
   #cache = new Map<string, { listed: ListedTool; tool: Tool }>();
   #onError: ((e: SourceError, phase: SourcePhase) => void) | undefined;
@@ -66,27 +52,15 @@ export class McpSources implements ToolSource {
   }
 
   errorMark(): number {
-    return this.#seq;
+    return this.#errors.mark();
   }
 
-  /**
-   * A task's `sourceErrors`: the newest error of each source that is not up now, then every error
-   * since `mark` (at most MAX_ERRORS are kept), each message once.
-   */
+  /** A task's `sourceErrors`: servers not up now, then every error since `mark`. */
   errorsSince(mark: number): SourceError[] {
-    const out: SourceError[] = [];
-    const seen = new Set<string>();
-    const add = (e: SourceError) => {
-      const key = `${e.source}\n${e.message}`;
-      if (!seen.has(key)) out.push(e);
-      seen.add(key);
-    };
-    for (const s of this.sources) {
-      const last = this.#last.get(s.name);
-      if (last && s.state !== "up") add(last);
-    }
-    for (const x of this.#errors) if (x.seq > mark) add(x.e);
-    return out;
+    return this.#errors.since(
+      mark,
+      (name) => this.sources.find((s) => s.name === name)?.state !== "up",
+    );
   }
 
   sourceOf(name: string): string | undefined {
@@ -94,9 +68,7 @@ export class McpSources implements ToolSource {
   }
 
   #error(e: SourceError, phase: SourcePhase): void {
-    this.#errors.push({ seq: ++this.#seq, e });
-    if (this.#errors.length > MAX_ERRORS) this.#errors.shift();
-    this.#last.set(e.source, e);
+    this.#errors.add(e);
     this.#onError?.(e, phase);
   }
 
