@@ -13,6 +13,7 @@ import type { SourceError } from "../../../src/tools/mcp/source.ts";
 import type { Tool, ToolProgress } from "../../../src/tools/types.ts";
 import { ctxFor, tempWorkdir } from "../helpers.ts";
 import { ensureMcpServers } from "./servers.ts";
+import { ToolBox } from "../../../src/tools/toolbox.ts";
 import { until } from "../../helpers/until.ts";
 
 const common = { deny: [], timeoutMs: 30_000, startupTimeoutMs: 60_000 };
@@ -164,5 +165,44 @@ Deno.test("server-filesystem serves the roots mur offers, not the folder on its 
     await sources.close();
     await Deno.remove(workdir, { recursive: true });
     await Deno.remove(other, { recursive: true });
+  }
+});
+
+Deno.test("capabilities.filesystem.read_only refuses an MCP tool's write before it reaches the server", async () => {
+  const { filesystem } = await ensureMcpServers();
+  const workdir = await tempWorkdir();
+  await Deno.mkdir(`${workdir}/docs`);
+  const { sources } = await started([stdio("fs", ["node", filesystem, workdir], workdir)], workdir);
+  const box = new ToolBox({
+    capabilities: { shell: { allow: [] }, filesystem: { readOnly: ["docs"] } },
+    tools: [],
+    shellGraceSecs: 10,
+    sources: [sources],
+  });
+  try {
+    const refused = await box.dispatch(
+      {
+        id: "c1",
+        name: "mcp__fs__write_file",
+        input: { path: `${workdir}/docs/a.md`, content: "x" },
+      },
+      ctxFor(workdir),
+    );
+    assert.equal(refused.refusal?.kind, "read_only");
+    assert.match(refused.content, /read-only path 'docs'/);
+    assert.equal(await Deno.stat(`${workdir}/docs/a.md`).then(() => true, () => false), false);
+    const ok = await box.dispatch(
+      {
+        id: "c2",
+        name: "mcp__fs__write_file",
+        input: { path: `${workdir}/notes.md`, content: "ü" },
+      },
+      ctxFor(workdir),
+    );
+    assert.equal(ok.isError, false, ok.content);
+    assert.equal(await Deno.readTextFile(`${workdir}/notes.md`), "ü");
+  } finally {
+    await sources.close();
+    await Deno.remove(workdir, { recursive: true });
   }
 });
