@@ -381,6 +381,8 @@ export interface HarnessTraceFields {
   harness_warning: { code: string; message: string };
   harness_retry: { attempt: number; reason: string };
   harness_note: { text: string };
+  /** An MCP server the harness was handed and could not connect (docs/mcp.md). */
+  harness_source_error: { kind: "mcp"; source: string; message: string };
   harness_interrupt: { method: string; delivered: boolean; grace_ms: number };
   harness_exit: {
     code: number | null;

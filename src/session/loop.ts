@@ -189,5 +189,9 @@ export class TaskLoop {
 
 /** GetTask's `metadata.murmur.sourceErrors` (docs/mcp.md), when there are any. */
 function noteSourceErrors(task: TaskRecord, errors: SourceError[] | undefined): void {
-  if (errors?.length) task.sourceErrors = errors;
+  if (!errors?.length) return;
+  // Beside those a harness reported for its own servers (src/session/harness_attempt.ts).
+  const known = new Set((task.sourceErrors ?? []).map((e) => `${e.source}\n${e.message}`));
+  const added = errors.filter((e) => !known.has(`${e.source}\n${e.message}`));
+  task.sourceErrors = [...(task.sourceErrors ?? []), ...added];
 }

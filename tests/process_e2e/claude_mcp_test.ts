@@ -4,18 +4,30 @@
  * server-everything in its own MCP configuration beside mur's bridge, starts it, and calls
  * `mcp__everything__echo` (a tool the manifest allows); the result reaches the model and the
  * stream as the harness reports it. A tool the manifest denies is refused by the harness and the
- * server's tools are not bridged through mur.
+ * server's tools are not bridged through mur. A server that dies at start is the task's
+ * `sourceErrors`; an OpenAPI service's operation reaches the harness through mur's own server.
  */
 import assert from "node:assert/strict";
 import { startClaudeEndpoint } from "../../scripts/fakes/claude_endpoint.ts";
 import { ensureCli } from "../drivers/process/install.ts";
-import { ensureMcpServers } from "../tools/mcp/servers.ts";
-import { frames, send, shape, startProcessCapsule, streamTask } from "./helpers.ts";
+import { ensureMcpServers, hostileArgv } from "../tools/mcp/servers.ts";
+import { startPets } from "../tools/openapi/pets.ts";
+import {
+  frames,
+  send,
+  shape,
+  startProcessCapsule,
+  streamTask,
+  taskIdOf,
+  traceOf,
+} from "./helpers.ts";
 
 Deno.test("claude-code is handed the manifest's MCP servers and calls their tools", async () => {
   const claude = await ensureCli("claude-code");
   const { everything } = await ensureMcpServers();
   const endpoint = startClaudeEndpoint();
+  const dead = hostileArgv("die-at-start", "/dev/null");
+  const pets = startPets("pt");
   const pc = await startProcessCapsule({
     driver: "claude-code",
     command: claude,
@@ -24,10 +36,15 @@ Deno.test("claude-code is handed the manifest's MCP servers and calls their tool
     manifest: {
       mcp_servers: {
         everything: { command: "node", args: [everything, "stdio"], deny: ["get-env"] },
+        broken: { command: dead[0], args: dead.slice(1) },
+      },
+      openapi_services: {
+        pets: { spec: `${pets.url}/openapi.json`, headers: { Authorization: "Bearer pt" } },
       },
     },
   }).catch(async (e) => {
     await endpoint.close();
+    await pets.close();
     throw e;
   });
   try {
@@ -37,6 +54,17 @@ Deno.test("claude-code is handed the manifest's MCP servers and calls their tool
     );
     const s = shape(events);
     assert.equal(s.at(-1), "status:COMPLETED:task completed", s.join(" "));
+    // The server the harness could not start: the task's sourceErrors and a trace line.
+    const got = await pc.cap.rpc("GetTask", { id: taskIdOf(events) }) as {
+      result: { metadata?: { murmur?: { sourceErrors?: { source: string; kind: string }[] } } };
+    };
+    assert.deepEqual(
+      got.result.metadata?.murmur?.sourceErrors?.map((e) => `${e.kind}:${e.source}`),
+      ["mcp:broken"],
+      JSON.stringify(got.result.metadata),
+    );
+    const se = await traceOf(pc.cap, taskIdOf(events), "harness_source_error");
+    assert.equal(se[0]?.source, "broken");
     const art = frames(events).find((f) => f.frame === "artifact")!;
     assert.equal(art.toolName, "mcp__everything__echo");
     assert.equal(art.isError, false, String(art.content));
@@ -64,8 +92,18 @@ Deno.test("claude-code is handed the manifest's MCP servers and calls their tool
     const sent = JSON.stringify(last2.body);
     assert.ok(!sent.includes("MUR_") && !sent.includes("PATH"), "get-env never ran");
     assert.ok(/"is_error":true/.test(sent), sent.slice(-600));
+    // An OpenAPI operation reaches the harness through mur's own tool server.
+    const api = await streamTask(
+      pc.cap,
+      send('MCPTEST@mcp__murmur__openapi__pets__getPet {"id":3}'),
+    );
+    const apiArt = frames(api).find((f) => f.frame === "artifact")!;
+    assert.equal(apiArt.toolName, "openapi__pets__getPet");
+    assert.match(String(apiArt.content), /HTTP 200[\s\S]*"id":3/);
+    assert.equal(pets.seen.at(-1)!.auth, "Bearer pt");
   } finally {
     await pc.close();
     await endpoint.close();
+    await pets.close();
   }
 });

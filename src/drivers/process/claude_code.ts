@@ -151,6 +151,18 @@ class ClaudeParser implements HarnessParser {
     this.#prefix = `mcp__${serverName}__`;
   }
 
+  /** The manifest's MCP servers the harness could not connect (docs/mcp.md). */
+  #serversDown(servers: { name: string; status: string }[]): HarnessEvent[] {
+    const bridge = this.#prefix.slice("mcp__".length, -2);
+    return servers
+      .filter((s) => s.name !== bridge && s.status !== "connected" && s.status !== "pending")
+      .map((s) => ({
+        kind: "source-down" as const,
+        source: s.name,
+        message: `the harness reports the server ${s.status}`,
+      }));
+  }
+
   #bare(name: string): string {
     return name.startsWith(this.#prefix) ? name.slice(this.#prefix.length) : name;
   }
@@ -193,7 +205,7 @@ class ClaudeParser implements HarnessParser {
         id: s.session_id,
         auth: s.apiKeySource === "none" ? "subscription" : "api-key",
         ...(s.model ? { model: s.model } : {}),
-      }];
+      }, ...this.#serversDown(s.mcp_servers ?? [])];
     }
     if (s.subtype === "api_retry") {
       const err = typeof s.error === "string" ? s.error : undefined;

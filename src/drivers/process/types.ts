@@ -118,7 +118,9 @@ export type HarnessEvent =
   | { kind: "turn-failed"; failureKind: HarnessFailureKind; message: string }
   | { kind: "quota"; windows: QuotaWindow[] }
   | { kind: "suggested-prompt"; text: string }
-  | { kind: "note"; text: string };
+  | { kind: "note"; text: string }
+  /** An MCP server of the manifest the harness could not connect (docs/mcp.md). */
+  | { kind: "source-down"; source: string; message: string };
 
 export interface ExitInfo {
   code: number | null;
