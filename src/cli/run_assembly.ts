@@ -125,7 +125,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
   await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
-  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
+  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill.
+  const isTool = (name: string) => toolbox.has(name) || toolbox.sourceOf(name) !== undefined;
+  const offered = inventory(manifest, staged, toolbox.specs(), isTool);
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.

@@ -77,7 +77,16 @@ async function runCapsule(
     const end = await cap.finished();
     const trace = (await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`)).trim().split("\n")
       .map((l) => JSON.parse(l));
-    return { events, task, end, trace, left: await pidsWith(mark), workdir: cap.ready.workdir };
+    const murmurMd = await Deno.readTextFile(`${cap.ready.workdir}/MURMUR.md`);
+    return {
+      events,
+      task,
+      end,
+      trace,
+      left: await pidsWith(mark),
+      workdir: cap.ready.workdir,
+      murmurMd,
+    };
   } finally {
     await cap.close();
     await Deno.remove(other, { recursive: true });
@@ -119,6 +128,10 @@ function commonChecks(r: Awaited<ReturnType<typeof runCapsule>>) {
   const calls = r.trace.filter((l) => l.event_type === "tool_call");
   assert.ok(calls.length >= 3);
   for (const c of calls) assert.equal(c.server, String(c.tool_name).split("__")[1]);
+  // MURMUR.md lists the servers' tools as tools (not skills).
+  const installed = r.murmurMd.slice(r.murmurMd.indexOf("## Installed Tools"));
+  assert.match(installed, /^- \*\*mcp__everything__echo\*\* — Echoes back the input string$/m);
+  assert.ok(!/mcp__\S+\*\* \([^)]*skill\)/.test(r.murmurMd), "no MCP tool listed as a skill");
   // SIGTERM ended the session and stopped both servers.
   assert.equal(r.trace.at(-1).event_type, "session_end");
   assert.deepEqual(r.left, []);
