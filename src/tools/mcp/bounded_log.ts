@@ -8,10 +8,13 @@ export class BoundedLog {
   #file: Deno.FsFile | null = null;
   written = 0;
   dropped = 0;
+  #closed = false;
 
   constructor(readonly path: string, readonly limitBytes: number) {}
 
   write(chunk: Uint8Array): void {
+    // A pipe may still hand over its last bytes after the session closed the log: dropped.
+    if (this.#closed) return;
     const room = this.limitBytes - this.written;
     if (room <= 0) {
       this.dropped += chunk.length;
@@ -41,6 +44,7 @@ export class BoundedLog {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     await this.#chain;
     try {
       this.#file?.close();

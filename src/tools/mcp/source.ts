@@ -144,6 +144,11 @@ export class McpSource {
     } finally {
       clearTimeout(timer);
     }
+    if (this.#stop.signal.aborted) {
+      // The session closed the source while this connection was being made (a restart).
+      await client.close().catch(() => {});
+      throw new Error("the source was closed");
+    }
     this.#client = client;
     this.#transport = transport;
     client.onclose = () => this.#closed(client);
