@@ -26,7 +26,7 @@ Deno.test("door methods, a delegation's requests and an MCP call reach the colle
       name: "parent",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep" },
-      capabilities: { spawn: { allow: ["helper"] } },
+      capabilities: { spawn: { allow: ["child"] } },
       observability: { otel_endpoint: `${receiver.url}/` },
       mcp_servers: { h: { command: argv[0], args: argv.slice(1) } },
     },
@@ -40,24 +40,24 @@ Deno.test("door methods, a delegation's requests and an MCP call reach the colle
               {
                 tool_call: {
                   name: "delegate-task",
-                  input: { capsule: "helper", task: "summarise the notes" },
+                  input: { capsule: "child", task: "summarise the notes" },
                 },
               },
             ],
           },
-          { steps: [{ text: "waiting for helper" }] },
+          { steps: [{ text: "waiting for the child" }] },
           { steps: [{ text: "Parent: done." }] },
         ],
       }],
     },
     files: {
-      "helper/murmur.yaml": stringify({
-        name: "helper",
+      "child/murmur.yaml": stringify({
+        name: "child",
         version: "0.1.0",
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
       }),
-      "helper/script.yaml": stringify({
-        tasks: [{ turns: [{ steps: [{ text: "HELPER summary" }] }] }],
+      "child/script.yaml": stringify({
+        tasks: [{ turns: [{ steps: [{ text: "CHILD summary" }] }] }],
       }),
     },
   });
