@@ -30,6 +30,7 @@ export const LAZY_MODULES = [
   "crew/formation/formation_stop.ts",
   "otel/export.ts",
   "push/push.ts",
+  "cli/run_sources.ts",
   "session/crew_tools.ts",
   "cluster/publish_session.ts",
   "cluster/client.ts",
