@@ -49,7 +49,12 @@ export async function followMemberTask(
     if (opened.kind === "gone") return { kind: "lost", why: opened.why };
     if (opened.kind === "no_stream") return await pollTask(m, trust, taskId, signal);
     if (opened.kind === "stream") {
-      const seen = await readStream(opened.body, (id) => (lastId = id), () => conn.touch());
+      const seen = await readStream(
+        opened.body,
+        conn.signal,
+        (id) => (lastId = id),
+        () => conn.touch(),
+      );
       conn.close();
       if (seen.progressed) failures = 0;
       if (seen.terminal) return await readEnded(m, trust, taskId, signal);
@@ -134,12 +139,19 @@ async function openStream(
 /** Reads events until a terminal status or the stream's end. */
 async function readStream(
   body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
   onId: (id: string) => void,
   onAlive: () => void,
 ): Promise<{ terminal: boolean; progressed: boolean }> {
   let progressed = false;
+  // The read ends when the connection is called off, whether or not the runtime's fetch carries
+  // its abort into a body it already returned: the reader is canceled here.
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
   try {
-    for await (const ev of sseEvents(body)) {
+    for await (const ev of sseEvents(chunks(reader))) {
       onAlive(); // an event or a heartbeat
       if (!("data" in ev)) continue;
       if (ev.id !== undefined) onId(ev.id);
@@ -156,8 +168,22 @@ async function readStream(
         return { terminal: true, progressed };
       }
     }
-  } catch { /* the connection broke: resumed by the caller */ }
+  } catch {
+    /* the connection broke: resumed by the caller */
+  } finally {
+    signal.removeEventListener("abort", cancel);
+    cancel(); // a terminal status read: the connection is not needed any more
+  }
   return { terminal: false, progressed };
+}
+
+/** The chunks a reader gives, until it is done or canceled. */
+async function* chunks(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
 }
 
 async function readEnded(
