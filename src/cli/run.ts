@@ -120,7 +120,8 @@ async function readResume(plan: LaunchPlan, from: string): Promise<ResumePlan> {
 async function start(c: Capsule, resume: ResumePlan | undefined) {
   const { session } = c;
   await session.begin({});
-  if (c.taskText !== null) session.launch(c.taskText);
+  // The launch task's id goes in the `--json` readiness line (`mur watch --task` needs it).
+  if (c.taskText !== null) c.launchTaskId = session.launch(c.taskText).id;
   if (resume && resume.lost.length > 0) {
     // One report of every command the resumed-from session lost, in the bg lane after the
     // launch task, whatever task_acceptance says; marked shell_lost so it is reported once.
@@ -177,6 +178,7 @@ async function announceRunning(
     pushSecret: c.push?.secret,
     formation: membership ?? undefined,
     inventory: c.inventory,
+    launchTaskId: c.launchTaskId,
   };
   await recordRunning(announced);
   announce(announced, v);

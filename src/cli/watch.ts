@@ -15,6 +15,8 @@ import { WATCH_EXIT } from "../watch/outcome.ts";
 import { watch, type WatchTarget } from "../watch/watch.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
+import { murLine } from "../invocation.ts";
+import { shortTask } from "./steer_target.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 
 export const USAGE = `usage: mur watch [SESSION] [options]
@@ -107,6 +109,15 @@ export async function watchCommand(args: string[]): Promise<number> {
       since,
       task: taskId === undefined ? undefined : { id: taskId, check: () => getTask(target, taskId) },
       exitStatus: values["exit-status"] ?? false,
+      // `mur answer --session ses_… a1b2c3 TEXT` (or --url): how to answer a waiting task.
+      answerCommand: (id) =>
+        murLine(
+          "answer",
+          ...(values.url !== undefined ? ["--url"] : ["--session"]),
+          target.name,
+          shortTask(id),
+          "TEXT",
+        ),
     });
   } catch (e) {
     // The reader of a pipe went away (`mur watch | head -1`): nothing left to write to.
@@ -135,7 +146,7 @@ function colorValue(value: string | undefined): boolean {
 }
 
 /** GetTask for `mur watch --task`: does the session hold the task, and has it ended? */
-async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
+export async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
   try {
     const answer = await callDoor(target.url, "GetTask", { id }, target.token);
     if (answer.ok) {

@@ -54,6 +54,10 @@ export interface WatchOptions {
   task?: TaskToFollow;
   /** Exit 3 / 4 when a followed task failed (or was rejected) / was canceled (`--exit-status`). */
   exitStatus?: boolean;
+  /** The command that answers a task waiting for input, told on stderr (render.ts). */
+  answerCommand?: (taskId: string) => string;
+  /** Each StreamResponse shown, after it was written (`mur attach` keeps what waits on it). */
+  onEvent?: (result: unknown) => void;
 }
 
 const WATCH_BODY = JSON.stringify({
@@ -163,6 +167,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     width: opts.width,
     labels: opts.labels,
     oneTask: opts.task !== undefined,
+    answerCommand: opts.answerCommand,
   });
   const outcomes = new Outcomes();
   const exitStatus = opts.exitStatus ?? false;
@@ -208,6 +213,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
       const outs = renderer.handle(result);
       if (!opts.json) await write(outs);
       else await write(outs.filter((o) => o.to === "stderr"));
+      opts.onEvent?.(result);
       if (renderer.closed) return outcomes.code(WATCH_EXIT.ok, exitStatus);
       const seen = classify(result);
       if (seen.kind === "status") {
