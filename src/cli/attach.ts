@@ -14,6 +14,7 @@ import { callDoor } from "./door_call.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 import { ATTACH_COMMANDS, AttachState, type LineAction, type Waiting } from "./attach_state.ts";
 import { sendMessage } from "./steer_call.ts";
+import { freshLook } from "./fresh_look.ts";
 import { answerMessage, approvalMessage, taskMessage } from "./steer_messages.ts";
 import { resolveTarget, type SteerTarget, TARGET_FLAGS, TARGET_USAGE } from "./steer_target.ts";
 
@@ -55,6 +56,7 @@ export async function attachCommand(args: string[]): Promise<number> {
     connectedLine:
       `[murmur] attached to ${target.name} at ${target.url}: type a line to answer or follow up; ${ATTACH_COMMANDS}`,
     signal: quit.signal,
+    lookAgain: (ending) => freshLook(target.url, target.record, ending),
     onEvent: (result) => {
       const w = state.see(result);
       if (w) writeErr(asking(w)).catch(() => {});

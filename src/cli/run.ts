@@ -189,15 +189,17 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
   const { session } = c;
   const afterFault = endAfterFault(session, c.afterFault);
   let status: SessionStatus;
+  let ending: SessionStatus | undefined;
   try {
-    status = await Promise.race([session.run(), afterFault.ended]);
+    status = ending = await Promise.race([session.run(), afterFault.ended]);
   } catch (e) {
     // The session's own ending failed: a fault like any other.
     session.fault(e);
-    status = session.endNow();
+    status = ending = session.endNow();
   } finally {
     afterFault.cancel();
-    session.log.close();
+    // Watchers are told how the session ended as their stream closes (src/events/view.ts).
+    session.log.close(ending === undefined ? undefined : session.faulted ? "failed" : ending);
     // The stream's end goes to Redis (bounded: a Redis that does not answer delays nothing long),
     // and the signal handlers go.
     await stopMore();

@@ -12,6 +12,7 @@ import { parse, usageError } from "./args.ts";
 import { getTask } from "./watch.ts";
 import { writeErr, writeOut } from "./output.ts";
 import { sendMessage, statusText } from "./steer_call.ts";
+import { freshLook } from "./fresh_look.ts";
 import { taskMessage } from "./steer_messages.ts";
 import {
   resolveTarget,
@@ -115,6 +116,7 @@ export async function followTask(
     connectedLine: `[murmur] following ${taskId} on ${target.name}`,
     task: { id: taskId, check: () => getTask(target, taskId) },
     exitStatus: true,
+    lookAgain: (ending) => freshLook(target.url, target.record, ending),
     answerCommand: (id) => steerLine(target, "answer", shortTask(id), "TEXT"),
   });
 }

@@ -9,6 +9,7 @@ import { resolveSession } from "./session_address.ts";
 import { TASK_ID, TASK_SUFFIX, taskBySuffix } from "./task_address.ts";
 import { badValue, usageError } from "./args.ts";
 import type { WatchTarget } from "../watch/watch.ts";
+import type { RunningRecord } from "../home/running_records.ts";
 
 /** The flags every steering command takes to name its session. */
 export const TARGET_FLAGS = {
@@ -25,6 +26,8 @@ export const TARGET_USAGE =
 export interface SteerTarget extends WatchTarget {
   /** `--session <id>` or `--url <addr>`: what a printed command line names the session with. */
   address: string[];
+  /** The session's running record, when it was named by address (fresh_look.ts reads it). */
+  record?: RunningRecord;
 }
 
 /** `--session` / `--url` → the door, its name and token (E-RUN-022/023 when nothing answers). */
@@ -51,6 +54,7 @@ export async function resolveTarget(
     name: record.session_id,
     token: record.tokens?.operator,
     address: ["--session", record.session_id],
+    record,
   };
 }
 
