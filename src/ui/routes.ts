@@ -85,9 +85,20 @@ export interface UiStatus {
    * counts them (estimated at 4 characters a token when a driver reports no usage).
    */
   tokens: { used: number; ceiling: number | null };
-  /** Lane, origin and source of each task asked for with `?task=` that the registry holds. */
-  tasks: Record<string, { lane: string; origin: string; source: string }>;
+  /**
+   * Lane, origin and source of each task asked for with `?task=` that the registry holds, and
+   * its request: the task's text as the model receives it, its first REQUEST_CHARS characters.
+   */
+  tasks: Record<string, { lane: string; origin: string; source: string; request: string }>;
+  /**
+   * The id of the newest event when this status was made: the page paints its first picture of
+   * the session once its stream has caught up to it (app.js), not before.
+   */
+  lastId: number;
 }
+
+/** How much of a task's request `/ui/status` gives (the page shows it above the task's work). */
+export const REQUEST_CHARS = 2000;
 
 export function uiStatus(
   session: Session,
@@ -99,7 +110,14 @@ export function uiStatus(
   const tasks: UiStatus["tasks"] = {};
   for (const id of url.searchParams.getAll("task").slice(0, STATUS_TASKS_MAX)) {
     const t = session.registry.get(id);
-    if (t) tasks[t.id] = { lane: t.lane, origin: t.origin, source: t.source };
+    if (t) {
+      tasks[t.id] = {
+        lane: t.lane,
+        origin: t.origin,
+        source: t.source,
+        request: t.text.length > REQUEST_CHARS ? `${t.text.slice(0, REQUEST_CHARS)}…` : t.text,
+      };
+    }
   }
   return {
     sessionId: session.id,
@@ -115,6 +133,7 @@ export function uiStatus(
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,
+    lastId: session.log.lastId,
   };
 }
 

@@ -56,8 +56,27 @@ const view = createView({
   image: (url) => client.image(url),
 });
 
+/**
+ * The first picture of the session waits for the stream to catch up with the newest event id the
+ * first GET /ui/status named (`paintAt`): before that the page says it is loading, rather than
+ * "No task yet" over a session that has tasks. It is drawn at once, not on an animation frame (a
+ * headless browser may run none for a while), and marks `<body data-ready>`.
+ */
+let paintAt = /** @type {number | null} */ (null);
+let painted = false;
+
+function firstPaint() {
+  if (painted || paintAt === null || model.lastId < paintAt) return;
+  painted = true;
+  $("loading").hidden = true;
+  view.render(model);
+  drawTitle();
+  document.body.dataset.ready = "true";
+}
+
 let frameAsked = false;
 function draw() {
+  if (!painted) return firstPaint();
   if (frameAsked) return;
   frameAsked = true;
   requestAnimationFrame(() => {
@@ -122,6 +141,10 @@ function onState(s) {
   const conn = $("conn");
   conn.dataset.kind = s.kind;
   const now = Date.now();
+  // A stream that will not catch up (lost, ended, refused): draw what there is.
+  if (s.kind !== "connecting" && s.kind !== "live" && paintAt !== null) {
+    paintAt = Math.min(paintAt, model.lastId);
+  }
   switch (s.kind) {
     case "connecting":
       conn.textContent = s.attempt ? `reconnecting (attempt ${s.attempt})…` : "connecting…";
@@ -149,6 +172,13 @@ function onState(s) {
     case "closed":
       live = false;
       conn.textContent = "capsule closed the stream";
+      break;
+    case "ended":
+      // The stream's last words: the session is over, nothing will answer a reconnect.
+      live = false;
+      conn.dataset.status = s.detail ?? "";
+      conn.textContent = `session ended: status ${s.detail}`;
+      notice(model, "info", `the session ended: status ${s.detail}`, now);
       break;
     case "auth":
       live = false;
@@ -193,6 +223,7 @@ function askToken(why) {
 async function start() {
   try {
     await refreshStatus();
+    paintAt ??= status?.lastId ?? 0;
   } catch (e) {
     if (e instanceof AuthError) {
       // A remembered token the door refuses is forgotten: it belonged to another session.

@@ -58,6 +58,7 @@ export function isTerminal(state) {
  *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
  *   response: string | null, lane: string | null, origin: string | null, files: Published[],
  *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
+ *   request: string | null,
  * }} Task
  * @typedef {{ name: string, mediaType: string, raw: string | null, path: string | null,
  *   data: unknown }} Published a file or data the task published (docs/protocol.md "Files and
@@ -137,6 +138,7 @@ function taskOf(m, id, contextId, now) {
     files: [],
     lane: null,
     origin: null,
+    request: null,
     firstSeen: now,
     lastChange: now,
     calls: new Map(),
@@ -446,11 +448,11 @@ function connectionFrame(m, f, now) {
 }
 
 /**
- * Sets lanes and origins the door reported (GET /ui/status) for the tasks asked about; one the
- * door no longer holds is marked unknown, so it is not asked about again.
+ * Sets lanes, origins and requests the door reported (GET /ui/status) for the tasks asked about;
+ * one the door no longer holds is marked unknown, so it is not asked about again.
  * @param {SessionModel} m
  * @param {string[]} asked
- * @param {Record<string, { lane: string, origin: string }>} lanes
+ * @param {Record<string, { lane: string, origin: string, request?: string }>} lanes
  */
 export function applyLanes(m, asked, lanes) {
   for (const id of asked) {
@@ -458,6 +460,7 @@ export function applyLanes(m, asked, lanes) {
     if (!t) continue;
     t.lane = lanes[id]?.lane ?? "unknown";
     t.origin = lanes[id]?.origin ?? "unknown";
+    t.request = typeof lanes[id]?.request === "string" ? lanes[id].request : null;
     t.rev++;
     m.dirty.add(id);
   }

@@ -236,6 +236,8 @@ class TaskCard {
     const headingId = `task-${t.id}`;
     this.state = h("span", { class: "state" });
     this.meta = h("p", { class: "task-meta" });
+    // What the task was asked (GET /ui/status `request`), above what it did.
+    this.request = h("blockquote", { class: "task-request", hidden: true });
     this.message = h("p", { class: "task-message" });
     this.dropped = h("p", { class: "dropped", hidden: true });
     this.list = h("ol", { class: "items", "aria-label": "what the task did" });
@@ -292,6 +294,7 @@ class TaskCard {
         this.cancel,
       ),
       this.meta,
+      this.request,
       this.message,
       this.dropped,
       this.list,
@@ -319,6 +322,8 @@ class TaskCard {
       `context ${shortId(t.contextId)}`,
     ].filter(Boolean);
     this.meta.textContent = meta.join(" · ");
+    this.request.hidden = t.request === null;
+    this.request.textContent = t.request ?? "";
     this.message.textContent = t.message;
     this.dropped.hidden = t.dropped === 0;
     this.dropped.textContent = `${t.dropped.toLocaleString("en")} earlier item${
