@@ -7,7 +7,7 @@
  * - an approval decision: `taskId` and one data part `{approve, argumentsHash, reason?}`, the
  *   answer to a pending approval, which is a task in `TASK_STATE_INPUT_REQUIRED` whose status
  *   message carries a data part `{kind: "approval", tool, source, arguments, argumentsHash,
- *   reason}` (the shared contract of issue 45).
+ *   reason}` (docs/steering.md "Approvals on the wire").
  */
 import { newMessageId } from "./steer_target.ts";
 

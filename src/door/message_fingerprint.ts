@@ -1,7 +1,7 @@
 /**
  * What a message says, as a number the retry memory (retries.ts) can keep beside its id: a
  * retried send carries the same content, while a reused `messageId` with other content is new
- * work the door refuses rather than answering with the first task (docs/door.md "A retried send").
+ * work the door refuses rather than answering with the first task (docs/door.md, the retried-send rule).
  *
  * The hash is cyrb53 (public domain, 53 bits): synchronous, small, and kept per message for the
  * retry window only. Two different contents under one caller's one `messageId` collide with odds
