@@ -75,13 +75,13 @@ Deno.test("mur attach under tmux: type a task, answer its question, follow up in
 
     // The next line answers the question.
     await pane.type("main ✓");
-    screen = await pane.waitFor(/\[tsk \w{6}\] \[completed\]\n  Deployed the branch\./);
+    screen = await pane.waitFor(/\[tsk \w{6}\] \[completed\]\n {2}Deployed the branch\./);
     assert.match(screen, /\[murmur\] answered tsk \w{6}/);
     assert.match(screen, /\[artifact\] tool: request-input \[ok, \d+ms\] \| main ✓/);
 
     // Nothing waits now: a line is a follow-up in the conversation shown last.
     await pane.type("and then?");
-    screen = await pane.waitFor(/\[completed\]\n  Followed up: ж✓/);
+    screen = await pane.waitFor(/\[completed\]\n {2}Followed up: ж✓/);
     assert.match(screen, /\[murmur\] sent tsk \w{6} \(a follow-up in ctx_\w+\)/);
 
     // A running task, canceled from the terminal.

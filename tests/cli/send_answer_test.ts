@@ -82,7 +82,7 @@ Deno.test("mur send and mur answer: tasks, a follow-up, --follow by outcome, ans
       "and again\n",
     );
     assert.equal(follow.code, 0, follow.stderr);
-    assert.match(follow.stdout, /\[completed\]\n  Hello — ж✓\n$/);
+    assert.match(follow.stdout, /\[completed\]\n {2}Hello — ж✓\n$/);
     const second = /^task: +(tsk_\w+)/.exec(follow.stdout)![1];
     assert.equal((await getTask(second)).contextId, contextId);
 

@@ -68,7 +68,7 @@ Deno.test("after the demo: the launch task's id is in the readiness line; the wa
     const status = await watch.child.status;
     await Promise.all([watch.out.done, watch.err.done]);
     assert.equal(status.code, 0, watch.err.text());
-    assert.match(watch.out.text(), /\[completed\]\n  Deployed main\.\n$/);
+    assert.match(watch.out.text(), /\[completed\]\n {2}Deployed main\.\n$/);
     const err = watch.err.text().trim().split("\n").filter((l) =>
       !l.startsWith("[murmur] watching")
     );

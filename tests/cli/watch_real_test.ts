@@ -8,7 +8,6 @@ import { userMessage } from "../helpers/capsule.ts";
 import { type Mur, startMur } from "../helpers/mur.ts";
 import { rpc } from "../run/helpers.ts";
 import { type LiveMur, runMur, spawnMur, tempHome } from "./helpers.ts";
-import { murLine } from "../../src/invocation.ts";
 
 const MANIFEST = `name: realwatch
 version: "0.2.0"
