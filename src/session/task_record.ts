@@ -81,6 +81,8 @@ export interface TaskRecord {
   indirect?: boolean;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
+  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
+  callInputs?: Map<string, string>;
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;

@@ -91,6 +91,12 @@ export interface UiStatus {
    */
   tasks: Record<string, { lane: string; origin: string; source: string; request: string }>;
   /**
+   * The input of each tool call asked for with `?call=<task id>/<call id>` that the task still
+   * holds (src/session/call_inputs.ts): compact JSON, cut at 2,000 characters. The page shows a
+   * call's command beside its result.
+   */
+  calls: Record<string, string>;
+  /**
    * The id of the newest event when this status was made: the page paints its first picture of
    * the session once its stream has caught up to it (app.js), not before.
    */
@@ -133,8 +139,21 @@ export function uiStatus(
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,
+    calls: callInputs(session, url),
     lastId: session.log.lastId,
   };
+}
+
+/** `?call=<task id>/<call id>` → the inputs the tasks hold (at most STATUS_TASKS_MAX asked). */
+function callInputs(session: Session, url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of url.searchParams.getAll("call").slice(0, STATUS_TASKS_MAX)) {
+    const at = key.indexOf("/");
+    if (at < 0) continue;
+    const input = session.registry.get(key.slice(0, at))?.callInputs?.get(key.slice(at + 1));
+    if (input !== undefined) out[key] = input;
+  }
+  return out;
 }
 
 /** The page's address for a door at `localhost:<port>` (printed by `mur run -v` and `mur ps`). */

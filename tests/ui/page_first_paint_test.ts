@@ -2,8 +2,9 @@
  * The live page's first picture and its last (docs/live-page.md): in a real browser (Debian
  * chromium, headless), a page opened on a session that already ran five tasks paints them all at
  * once, each under its request, marking `<body data-ready>` — waited on as state, never on time —
- * and never says "No task yet" meanwhile; a page open while the session ends says it ended, with
- * its status, and does not reconnect.
+ * and never says "No task yet" meanwhile; a tool call shows the command it ran (GET /ui/status
+ * `calls`); a page open while the session ends says it ended, with its status, and does not
+ * reconnect.
  */
 import assert from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
@@ -159,6 +160,62 @@ Deno.test({
       }, before);
       assert.deepEqual(posts, [], "no request after the session ended");
       assert.equal(await inPage(page, (doc) => doc.getElementById("conn").dataset.kind), "ended");
+    } finally {
+      await chrome.close();
+      await cap.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "page: a tool call shows the command it ran beside its result",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const command = "printf 'from the tool: %s\\n' ж✓ && echo \"$((6 * 7))\"";
+    const cap = await startCapsule({
+      manifest: {
+        name: "commands",
+        version: "1.0.0",
+        lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+        capabilities: { shell: { allow: ["bash"] } },
+      },
+      script: {
+        tasks: [{
+          turns: [
+            { steps: [{ tool_call: { id: "toolu_sh", name: "bash", input: { command } } }] },
+            { steps: [{ text: "It printed 42." }] },
+          ],
+        }],
+      },
+    });
+    const chrome = await startChromium();
+    try {
+      const page = await chrome.page();
+      await page.goto(`${cap.base}/ui`);
+      await waitPage(page, "the first paint", (doc) => doc.body.dataset.ready === "true");
+      const sent = await cap.rpc("SendMessage", {
+        ...userMessage("Run the command"),
+        configuration: { returnImmediately: true },
+      });
+      const id = (sent.result as { task: { id: string } }).task.id;
+      const call = `.task[data-task="${id}"] .item.tool[data-call="toolu_sh"]`;
+      await waitPage(
+        page,
+        "the call's command",
+        (doc, c) => {
+          const el = doc.querySelector(`${c} .tool-input`);
+          return !!el && !el.hidden && el.textContent !== "";
+        },
+        call,
+      );
+      assert.equal(await textOf(page, `${call} .tool-input`), command);
+      assert.equal(await textOf(page, `${call} .tool-name`), "bash");
+      // The door holds it for the page: compact JSON by `<task>/<call>`.
+      const status =
+        await (await fetch(`${cap.base}/ui/status?call=${id}/toolu_sh&call=${id}/nope`))
+          .json();
+      assert.deepEqual(status.calls, { [`${id}/toolu_sh`]: JSON.stringify({ command }) });
     } finally {
       await chrome.close();
       await cap.close();

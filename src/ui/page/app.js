@@ -4,7 +4,15 @@
  * draws it (view.js) at most once per animation frame.
  */
 import { AuthError, DoorClient, Watcher } from "./client.js";
-import { applyEvent, applyLanes, createModel, notice, unknownLanes } from "./model.js";
+import {
+  applyCalls,
+  applyEvent,
+  applyLanes,
+  createModel,
+  notice,
+  unknownCalls,
+  unknownLanes,
+} from "./model.js";
 import { createView } from "./view.js";
 
 /** Local storage key for a token the person asked to remember (and only then). */
@@ -111,7 +119,8 @@ let statusTimer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
 async function refreshStatus() {
   statusAt = Date.now();
   const ask = unknownLanes(model).slice(0, 100);
-  const s = await client.status(ask);
+  const askCalls = unknownCalls(model).slice(0, 100);
+  const s = await client.status(ask, askCalls);
   if (status && s.sessionId !== status.sessionId) {
     // Same address, new session (the capsule was restarted): its ids start again at 1.
     model = createModel();
@@ -121,6 +130,7 @@ async function refreshStatus() {
   const scopesChanged = JSON.stringify(status?.scopes) !== JSON.stringify(s.scopes);
   status = s;
   applyLanes(model, ask, s.tasks);
+  applyCalls(model, askCalls, s.calls ?? {});
   drawStatus();
   if (scopesChanged) view.redrawAll(model);
   draw();

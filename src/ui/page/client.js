@@ -49,11 +49,16 @@ export class DoorClient {
   }
 
   /**
-   * GET /ui/status, naming the tasks whose lanes the page wants to know.
+   * GET /ui/status, naming the tasks whose lanes the page wants to know, and the tool calls
+   * (`<task id>/<call id>`) whose input it wants to show.
    * @param {string[]} [tasks]
+   * @param {string[]} [calls]
    */
-  async status(tasks = []) {
-    const q = tasks.map((t) => `task=${encodeURIComponent(t)}`).join("&");
+  async status(tasks = [], calls = []) {
+    const q = [
+      ...tasks.map((t) => `task=${encodeURIComponent(t)}`),
+      ...calls.map((c) => `call=${encodeURIComponent(c)}`),
+    ].join("&");
     const res = await fetch(new URL(`ui/status${q ? `?${q}` : ""}`, BASE), {
       headers: this.headers(),
     });

@@ -96,6 +96,18 @@ function itemView(item, actions) {
   }
 }
 
+/**
+ * A call's input as a person reads it: the `command` of a shell call, else the JSON as sent.
+ * @param {string} json
+ */
+export function commandOf(json) {
+  try {
+    const v = JSON.parse(json);
+    if (v && typeof v === "object" && typeof v.command === "string") return v.command;
+  } catch { /* cut short (over 2,000 characters): shown as it is */ }
+  return json;
+}
+
 class FixedView {
   /** @param {HTMLElement} el */
   constructor(el) {
@@ -141,12 +153,14 @@ class ToolView {
     this.actions = actions;
     this.rev = -1;
     this.name = h("span", { class: "tool-name" });
+    // What the call was given: a shell command as it ran, else its input as JSON.
+    this.input = h("code", { class: "tool-input", hidden: true });
     this.meta = h("span", { class: "tool-meta" });
     this.output = h("div", { class: "tool-output" });
     this.el = h(
       "li",
       { class: "item tool" },
-      h("div", { class: "tool-head" }, this.name, this.meta),
+      h("div", { class: "tool-head" }, this.name, this.input, this.meta),
       this.output,
     );
     this.startedAt = 0;
@@ -162,6 +176,10 @@ class ToolView {
     this.el.dataset.call = item.toolCallId ?? "";
     this.startedAt = item.startedAt;
     this.bytes = item.inputBytes;
+    if (typeof item.input === "string") {
+      this.input.hidden = false;
+      this.input.textContent = commandOf(item.input);
+    }
     const a = item.artifact;
     if (!a) {
       this.el.dataset.running = "";
