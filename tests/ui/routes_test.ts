@@ -76,6 +76,7 @@ Deno.test("page routes: files, headers, ETag; JSON-RPC and the card unchanged; /
       heartbeatMs: 15000,
       tokens: { used: 10, ceiling: null },
       tasks: { [task.id]: { lane: "bg", origin: "event", source: "a2a", request: "hello" } },
+      calls: {},
       // The newest event: the page's first paint waits for its stream to reach it.
       lastId: status.lastId,
     });
