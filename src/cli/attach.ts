@@ -11,6 +11,8 @@ import { taskLabel } from "../watch/format.ts";
 import { watch } from "../watch/watch.ts";
 import { parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
+import { request } from "../http/http1_client.ts";
+import { httpBase } from "../watch/card_probe.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 import { ATTACH_COMMANDS, AttachState, type LineAction, type Waiting } from "./attach_state.ts";
 import { sendMessage } from "./steer_call.ts";
@@ -29,12 +31,18 @@ waits on ([input-required]), or else sends a follow-up task in the conversation 
   /quit                 leave (so does end of input, Ctrl-D); the session keeps running
 
 ${TARGET_USAGE}
+  --json                 the session's events as mur watch --json prints them (one JSON object
+                         per line on stdout); what each typed line did stays on stderr
   -h, --help             this text
 
 Exit: 0 after /quit or end of input, or when the capsule closes the stream; 1 with E-IO-003 when
 the connection is lost (the capsule ended, or cannot be reached); 2 a usage error.`;
 
-export const FLAGS = { ...TARGET_FLAGS, help: { type: "boolean", short: "h" } } as const;
+export const FLAGS = {
+  ...TARGET_FLAGS,
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
 
 export async function attachCommand(args: string[]): Promise<number> {
   const { values, positionals } = parse("attach", args, FLAGS, USAGE);
@@ -48,19 +56,27 @@ export async function attachCommand(args: string[]): Promise<number> {
   const target = await resolveTarget("attach", values, USAGE);
   const state = new AttachState();
   const quit = new AbortController();
+  // The replay retells questions long answered: what waits is said once the replay reaches the
+  // newest event there was at the start, then each new wait as it comes.
+  const replayEnd = await newestEventId(target);
+  const onEvent = (result: unknown, id: number | null) => {
+    const w = state.see(result);
+    if (id !== null && id < replayEnd) return;
+    if (id !== null && id === replayEnd) {
+      for (const waiting of state.waiting.values()) writeErr(asking(waiting)).catch(() => {});
+    } else if (w) writeErr(asking(w)).catch(() => {});
+  };
   const watching = watch(target, { stdout: writeOut, stderr: writeErr }, {
+    json: values.json ?? false,
     labels: true,
-    color: stdoutColor("auto"),
+    color: !values.json && stdoutColor("auto"),
     terminal: Deno.stdout.isTerminal(),
     width: stdoutWidth(),
     connectedLine:
       `[murmur] attached to ${target.name} at ${target.url}: type a line to answer or follow up; ${ATTACH_COMMANDS}`,
     signal: quit.signal,
     lookAgain: (ending) => freshLook(target.url, target.record, ending),
-    onEvent: (result) => {
-      const w = state.see(result);
-      if (w) writeErr(asking(w)).catch(() => {});
-    },
+    onEvent,
   }).catch((e) => {
     if (quit.signal.aborted) return 0;
     throw e;
@@ -76,6 +92,22 @@ export async function attachCommand(args: string[]): Promise<number> {
   });
   // Whichever ends first: the person leaves, or the session's stream ends.
   return await Promise.race([watching, reading]);
+}
+
+/** The newest event id when attach starts (GET /ui/status `lastId`), or 0 when not told. */
+async function newestEventId(target: SteerTarget): Promise<number> {
+  try {
+    const res = await request({
+      url: `${httpBase(target.url)}/ui/status`,
+      method: "GET",
+      headers: target.token ? { authorization: `Bearer ${target.token}` } : {},
+      signal: AbortSignal.timeout(5000),
+    });
+    const body = JSON.parse(await res.text());
+    return typeof body?.lastId === "number" ? body.lastId : 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** The stderr line under a task that now waits on the person. */

@@ -56,8 +56,11 @@ export interface WatchOptions {
   exitStatus?: boolean;
   /** The command that answers a task waiting for input, told on stderr (render.ts). */
   answerCommand?: (taskId: string) => string;
-  /** Each StreamResponse shown, after it was written (`mur attach` keeps what waits on it). */
-  onEvent?: (result: unknown) => void;
+  /**
+   * Each StreamResponse shown, after it was written, with its event id (null: unnumbered);
+   * `mur attach` keeps what waits on it.
+   */
+  onEvent?: (result: unknown, id: number | null) => void;
   /**
    * After a lost connection: what a fresh look finds (src/cli/fresh_look.ts), given the status
    * the stream's `:session-end` comment named, if one came. Without it, the seed's line alone.
@@ -225,7 +228,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
       const outs = renderer.handle(result);
       if (!opts.json) await write(outs);
       else await write(outs.filter((o) => o.to === "stderr"));
-      opts.onEvent?.(result);
+      opts.onEvent?.(result, ev.id !== undefined && /^\d+$/.test(ev.id) ? Number(ev.id) : null);
       if (renderer.closed) return outcomes.code(WATCH_EXIT.ok, exitStatus);
       const seen = classify(result);
       if (seen.kind === "status") {

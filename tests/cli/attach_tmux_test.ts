@@ -122,6 +122,25 @@ Deno.test("mur attach under tmux: type a task, answer its question, follow up in
     const card = await fetch(`http://${ready.url}/.well-known/agent-card.json`);
     assert.equal(card.status, 200);
     await card.body?.cancel();
+
+    // Attached again: the replay retells the answered question, which is not announced as
+    // waiting; a new question is (and, the stream being in order, the replay is behind it then).
+    const again = await startPane(murArgv(["attach", "-s", ready.session_id.slice(-8)]), {
+      MURMUR_HOME: home,
+      NO_COLOR: "1",
+    });
+    try {
+      await again.waitFor(/\[murmur\] attached to /);
+      await again.type("deploy again please");
+      screen = await again.waitFor(/waits for input: type the answer/);
+      assert.equal(screen.match(/waits for input/g)?.length, 1, screen);
+      const asked = /\[murmur\] sent tsk (\w{6})/.exec(screen)![1];
+      assert.match(screen, new RegExp(`\\[murmur\\] tsk ${asked} waits for input`));
+      await again.type("/quit");
+      await again.waitFor(/^EXIT=0$/m);
+    } finally {
+      await again.close();
+    }
   } finally {
     await pane.close();
     await capsule.close();
