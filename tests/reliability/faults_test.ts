@@ -1,7 +1,8 @@
 /**
  * Faults (issue 10): the capsule SIGKILLed mid-task (watchers exit 1 with E-IO-003 and find it
- * gone, --resume continues the context and reports the detached shell it lost); a tool that crashes or hangs
- * (cancel still works, the session goes on); a harness that crashes or hangs; a hook that hangs;
+ * gone, --resume continues the context and reports the detached shell it lost); a tool that
+ * crashes or hangs (cancel still works, the session goes on); a harness that crashes or hangs; a
+ * hook that hangs;
  * the trace becoming unwritable mid-session and from the start (E-RUN-007, a clean end).
  */
 import assert from "node:assert/strict";
