@@ -62,4 +62,10 @@ export const PROGRAMS: readonly Program[] = [
   { bin: "setsid", apt: "util-linux", brew: null, why: "pipe tests give each pipeline a group" },
   { bin: "prlimit", apt: "util-linux", brew: null, why: "fault tests cap file sizes" },
   { bin: "git", apt: "git", brew: "git", why: "the release tests read the repository" },
+  {
+    bin: "tmux",
+    apt: "tmux",
+    brew: "tmux",
+    why: "mur attach is driven in a terminal as a person does",
+  },
 ];

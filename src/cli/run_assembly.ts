@@ -56,6 +56,8 @@ export interface Capsule {
   door: Door;
   /** The launch task's text (`--task`, else the workdir's task.md), or null. */
   taskText: string | null;
+  /** The launch task's id, once the session took it (run.ts `start`). */
+  launchTaskId?: string;
   /** The cluster's module and the token key the door shares, with `cluster:`. */
   cluster: { module: ClusterModule; tokenKey: Uint8Array | undefined } | null;
   /** Resolves on the first error nobody caught (run_endings.ts watchFaults). */
