@@ -128,6 +128,7 @@ export class Session {
       spend: this.spend,
       onDetached: (task, shell) => this.#detached.started(task, shell),
       resumedContext: opts.resume?.contextId,
+      containment: opts.containment?.policy,
     });
     if (opts.resume) this.#histories.set(opts.resume.contextId, opts.resume.history);
   }
