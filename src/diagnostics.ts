@@ -41,6 +41,8 @@ export const DIAGNOSTICS = {
     "a `capabilities.shell.allow` binary, or a tool's or hook's program given by bare name, is not on `PATH`: every call of it would fail",
   "W-MAN-003":
     "shell tools beside policy (`deny`) hooks on `on-tool-call` only: shell calls fire `on-shell`, so those hooks never see them",
+  "W-MAN-010":
+    "an `approvals.tools` entry never asks as written: it names no tool the manifest declares, or gives `commands` to a tool that is not a shell tool",
   "E-ROS-001":
     "the roster file does not have the roster's shape: YAML syntax, an unknown key, a missing or wrong-typed value, a bad member name, `manifest` and `url` both or neither, a rule calling its own member (names the key path and the member)",
   "E-ROS-002": "the roster marks no member, or more than one, `entry: true`",
@@ -81,6 +83,10 @@ export const DIAGNOSTICS = {
   "E-RUN-046":
     "a formation member's hand-off from `mur run --roster` is not usable: `MURMUR_FORMATION_ID` is not a formation id, or the `MURMUR_CREW_DOOR` file cannot be read or is not this formation's",
   "E-RUN-048": "the session holds no such task (`mur cancel`)",
+  "E-RUN-070":
+    "the task waits for no approval: it is working, has ended, or waits for an answer to a question (`mur approve`, `mur deny`)",
+  "E-RUN-071":
+    "the door refused an approval's answer: not the operator's token, or the call waiting is no longer the one read (`mur approve`, `mur deny`)",
   "E-RUN-049":
     "the task cannot be canceled: it has ended (the door answered `-32002`); nothing was changed",
   "E-RUN-050":
@@ -116,6 +122,10 @@ export const DIAGNOSTICS = {
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-OTEL-002":
     "spans were not exported when the session ended (the collector is down, refused them or was too slow): counts; the trace's `otel_export` line has them too",
+  "W-MCP-001":
+    "an MCP server (`mcp_servers:`) could not be started, initialized or listed, left tools out, or went away during the session: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
+  "W-API-001":
+    "an OpenAPI service (`openapi_services:`) could not be read or checked, or left operations out: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
   "W-PUSH-001":
     "push notifications were not delivered: given up after their retries, dropped from a full queue, or left when the session ended (counts; the trace's `push_end` lines name each event)",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",

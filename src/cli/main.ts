@@ -17,6 +17,8 @@ commands:
   watch    follow a running session's event stream
   stop     end a running session
   cancel   cancel one task of a running session
+  approve  approve the tool call a task waits on
+  deny     deny the tool call a task waits on (--reason)
   ps       list running sessions
   trace    read a finished or running session's trace.jsonl (show | steps)
   edge     serve the streams of every session published to one Redis (cluster:)
@@ -35,6 +37,9 @@ const commands: Record<string, () => Promise<Command>> = {
   cancel: async () =>
     (await lazyImport<typeof import("./cancel.ts")>("cli/cancel.ts")).cancelCommand,
   ps: async () => (await lazyImport<typeof import("./ps.ts")>("cli/ps.ts")).psCommand,
+  approve: async () =>
+    (await lazyImport<typeof import("./approve.ts")>("cli/approve.ts")).approveCommand,
+  deny: async () => (await lazyImport<typeof import("./deny.ts")>("cli/deny.ts")).denyCommand,
   trace: async () => (await lazyImport<typeof import("./trace.ts")>("cli/trace.ts")).traceCommand,
   edge: async () => (await lazyImport<typeof import("./edge.ts")>("cli/edge.ts")).edgeCommand,
   version: () => Promise.resolve(version),

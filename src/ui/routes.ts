@@ -87,6 +87,8 @@ export interface UiStatus {
   tokens: { used: number; ceiling: number | null };
   /** Lane, origin and source of each task asked for with `?task=` that the registry holds. */
   tasks: Record<string, { lane: string; origin: string; source: string }>;
+  /** Tool sources that are down now (docs/mcp.md); absent when there are none. */
+  sourceErrors?: { kind: string; source: string; message: string }[];
 }
 
 export function uiStatus(
@@ -96,6 +98,7 @@ export function uiStatus(
   heartbeatMs: number,
 ): UiStatus {
   const m = session.manifest;
+  const down = session.sourceErrors();
   const tasks: UiStatus["tasks"] = {};
   for (const id of url.searchParams.getAll("task").slice(0, STATUS_TASKS_MAX)) {
     const t = session.registry.get(id);
@@ -115,6 +118,7 @@ export function uiStatus(
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,
+    ...(down.length > 0 && { sourceErrors: down }),
   };
 }
 

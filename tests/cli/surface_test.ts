@@ -8,6 +8,8 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import denoJson from "../../deno.json" with { type: "json" };
 import * as cancel from "../../src/cli/cancel.ts";
+import * as approve from "../../src/cli/approve.ts";
+import * as deny from "../../src/cli/deny.ts";
 import * as ps from "../../src/cli/ps.ts";
 import * as run from "../../src/cli/run.ts";
 import * as stop from "../../src/cli/stop.ts";
@@ -59,6 +61,8 @@ const COMMANDS: [
   ["watch", watch],
   ["stop", stop],
   ["cancel", cancel],
+  ["approve", approve],
+  ["deny", deny],
   ["ps", ps],
   ["trace", trace],
 ];
