@@ -131,6 +131,10 @@ export const DIAGNOSTICS = {
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-OTEL-002":
     "spans were not exported when the session ended (the collector is down, refused them or was too slow): counts; the trace's `otel_export` line has them too",
+  "W-MCP-001":
+    "an MCP server (`mcp_servers:`) could not be started, initialized or listed, left tools out, or went away during the session: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
+  "W-API-001":
+    "an OpenAPI service (`openapi_services:`) could not be read or checked, or left operations out: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
   "W-PUSH-001":
     "push notifications were not delivered: given up after their retries, dropped from a full queue, or left when the session ended (counts; the trace's `push_end` lines name each event)",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",

@@ -63,6 +63,12 @@ export const PROGRAMS: readonly Program[] = [
   { bin: "prlimit", apt: "util-linux", brew: null, why: "fault tests cap file sizes" },
   { bin: "git", apt: "git", brew: "git", why: "the release tests read the repository" },
   {
+    bin: "tmux",
+    apt: "tmux",
+    brew: "tmux",
+    why: "mur attach is driven in a terminal as a person does",
+  },
+  {
     bin: "bwrap",
     apt: "bubblewrap",
     brew: null,

@@ -27,6 +27,8 @@ export interface Announced {
   formation?: { formationId: string; door?: { member: string } };
   /** What the capsule offers (src/stage/inventory.ts): `-v` prints its skills. */
   inventory?: Inventory;
+  /** The launch task's id (`--task` or task.md), when there is one. */
+  launchTaskId?: string;
   /** `containment: <class> (…)`, for `-v` (src/containment/launch.ts). */
   containment?: string;
 }
@@ -70,6 +72,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
       session_dir: a.workdir.session,
       ...(a.tokens ? { tokens: a.tokens } : {}),
       ...(a.pushSecret ? { push_secret: a.pushSecret } : {}),
+      ...(a.launchTaskId ? { task_id: a.launchTaskId } : {}),
     }));
     return;
   }

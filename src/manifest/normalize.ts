@@ -11,6 +11,8 @@ import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
 import { declaredContainment } from "./containment_keys.ts";
 import { approvalsConfig } from "./approvals.ts";
+import { normalizeMcpServers } from "./mcp_servers.ts";
+import { normalizeOpenApiServices } from "./openapi_services.ts";
 import type {
   Credential,
   DriverName,
@@ -134,6 +136,9 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
     tools: [],
     hooks: [],
     ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),
+    ...(doc.mcp_servers && { mcpServers: normalizeMcpServers(doc.mcp_servers, dir) }),
+    ...(doc.openapi_services &&
+      { openApiServices: normalizeOpenApiServices(doc.openapi_services, dir) }),
   };
   // Every program path that is not there is named, not only the first.
   const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));

@@ -21,6 +21,8 @@ import {
 } from "./containment_keys.ts";
 import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
+import { mcpServersSchema } from "./mcp_servers.ts";
+import { openApiServicesSchema } from "./openapi_services.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
 export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
@@ -507,6 +509,8 @@ export const manifestSchema = mapping({
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
   approvals: approvalsSchema.optional(),
+  mcp_servers: mcpServersSchema.optional(),
+  openapi_services: openApiServicesSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

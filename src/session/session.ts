@@ -3,6 +3,7 @@
  * (docs/running.md). The door talks to it only through the public operations
  * here: submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
+import type { SourceError } from "../tools/source_errors.ts";
 import { isTerminal } from "../a2a/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -137,6 +138,12 @@ export class Session {
     return this.#opts.tools.specs().map((t) => t.name);
   }
 
+  /** Tool sources that are down now (docs/mcp.md): the live page names them. */
+  sourceErrors(): SourceError[] {
+    const tools = this.#opts.tools;
+    return tools.sourceErrors?.(tools.sourceErrorMark?.() ?? []) ?? [];
+  }
+
   get conversationMode(): "stateless" | "threaded" {
     return this.manifest.lifecycle.conversation;
   }
@@ -166,8 +173,9 @@ export class Session {
   /** Writes session_start and runs on-session-start hooks. */
   async begin(fields: Partial<TraceFieldsOf["session_start"]> = {}): Promise<void> {
     this.#started = this.#clock();
+    const start = await sessionStartFields(this.#opts);
     this.#sessionEvt = this.trace.write("session_start", null, {
-      ...sessionStartFields(this.#opts),
+      ...start,
       ...fields,
     });
     await this.#opts.hooks.sessionStart(sessionStartEvent(this.#opts));

@@ -79,7 +79,7 @@ export function parseToolOutput(stdout: string): ParsedOutput {
   };
 }
 
-function fromBase64(s: string): Uint8Array | null {
+export function fromBase64(s: string): Uint8Array | null {
   const clean = s.replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 === 1) return null;
   try {

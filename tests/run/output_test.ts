@@ -85,7 +85,7 @@ Deno.test("mur run -v: workdir, manifest, driver, containment, skills, page, wat
   }
 });
 
-Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir, session_dir", async () => {
+Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir, session_dir, and the launch task's id", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: SLOW,
@@ -102,6 +102,7 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
       "version",
       "workdir",
       "session_dir",
+      "task_id",
     ]);
     // Without --workdir the session folder is the workdir itself (docs/running.md "Files").
     assertEquals(ready.session_dir, ready.workdir);
@@ -113,8 +114,10 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
     assert.ok(ready.workdir.startsWith("/"), ready.workdir);
     assert.ok(ready.workdir.endsWith(`/workdir/${ready.session_id}`), ready.workdir);
     assert.ok((await Deno.stat(ready.workdir)).isDirectory);
-    // Registered before the line: ListTasks finds the launch task at once.
-    assertEquals((await listTasks(ready.url)).length, 1);
+    // Registered before the line: ListTasks finds the launch task at once, the id the line named.
+    const listed = await listTasks(ready.url);
+    assertEquals(listed.length, 1);
+    assertEquals(listed[0].id, ready.task_id);
     const end = await run.end();
     assertEquals(end.code, 0, end.stderr);
     assertEquals(end.stdout, line + "\n", "--json beats -v and prints no status line");
@@ -147,6 +150,7 @@ Deno.test("mur run --json: tokens on a door that declares network.authentication
       "workdir",
       "session_dir",
       "tokens",
+      "task_id",
     ]);
     assertEquals(Object.keys(ready.tokens).sort(), ["operator", "watcher"]);
     assert.notEqual(ready.tokens.operator, ready.tokens.watcher);
