@@ -94,6 +94,8 @@ export interface AssemblyInputs {
 const env = (name: string) => Deno.env.get(name);
 const warn = (line: string) => console.error(line);
 
+// Why long: the launch's order is the point (what a failure leaves behind, module doc), one step a
+// line or two; split, the order would be spread over several functions.
 export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs): Promise<Capsule> {
   const { manifest } = plan;
   // A per-turn driver is made before the workdir, so a bad one leaves none behind; a harness
