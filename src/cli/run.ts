@@ -120,6 +120,7 @@ async function readResume(plan: LaunchPlan, from: string): Promise<ResumePlan> {
 async function start(c: Capsule, resume: ResumePlan | undefined) {
   const { session } = c;
   await session.begin({});
+  c.mcp?.traceTo(session.trace, session.sessionEventId);
   // The launch task's id goes in the `--json` readiness line (`mur watch --task` needs it).
   if (c.taskText !== null) c.launchTaskId = session.launch(c.taskText).id;
   if (resume && resume.lost.length > 0) {
@@ -207,6 +208,7 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
     await removeRunningRecord(c.sessionId).catch(() => {});
     c.lock.release();
     c.toolbox.detached.releaseAll();
+    await c.mcp?.close();
     await c.driver.close?.();
   }
   // A fault while the session closed (door, driver) still makes the run a failure.

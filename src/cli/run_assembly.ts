@@ -35,6 +35,8 @@ import { stageCapsule } from "../stage/stage.ts";
 import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
+import type { SourcesLaunch } from "./run_sources.ts";
+import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { watchFaults } from "./run_endings.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
@@ -66,6 +68,8 @@ export interface Capsule {
   inventory: Inventory;
   /** Writes MURMUR.md again, now with the door's address. */
   murmurMd(url: string | null): void;
+  /** The manifest's tool sources, started (docs/mcp.md), or null without any. */
+  mcp: SourcesLaunch | null;
 }
 
 /** What the launch brings besides its plan. */
@@ -95,6 +99,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   });
   const taskText = await launchTask(plan, workdir);
   const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
+  const mcp = await sourcesFor(plan, workdir);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -120,15 +126,17 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   }
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
-  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
-  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
+  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
+  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill.
+  const isTool = (name: string) => toolbox.has(name) || toolbox.sourceOf(name) !== undefined;
+  const offered = inventory(manifest, staged, toolbox.specs(), isTool);
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.
   let opened!: () => void;
   const ready = new Promise<void>((r) => (opened = r));
   const cluster = await clusterFor(plan, sessionId);
-  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs);
+  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs, otel);
   // As the card names the door (an edge rewrites the urls of the Tasks it answers to its own).
   files.doorBase = (manifest.cluster?.advertise ?? `http://${door.address}`).replace(/\/+$/, "");
   session.registry.rebasePastFiles(files.doorBase);
@@ -149,7 +157,26 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     opened,
     inventory: offered,
     murmurMd,
+    mcp,
   };
+}
+
+/**
+ * The tool sources (docs/mcp.md): MCP servers and OpenAPI services, loaded and started only when
+ * the manifest has some. A harness is handed the MCP servers in its own configuration instead.
+ */
+async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLaunch | null> {
+  const m = plan.manifest;
+  if (!m.mcpServers?.length && !m.openApiServices?.length) return null;
+  const { startSources } = await lazyImport<typeof import("./run_sources.ts")>(
+    "cli/run_sources.ts",
+  );
+  return await startSources(m, {
+    logsDir: workdir.logs,
+    workdirRoot: workdir.root,
+    harness: plan.harness,
+    warn,
+  });
 }
 
 /**
@@ -321,6 +348,7 @@ async function registerSessionTools(
   sessionTools: Map<string, Tool>,
   workdir: Workdir,
   files: { doorBase: string },
+  otel: OtelExport | null,
 ): Promise<void> {
   const add = (tool: Tool) => {
     toolbox.register(tool);
@@ -352,6 +380,8 @@ async function registerSessionTools(
       "session/crew_tools.ts",
     );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
+  // Each request to a member's or a child's door: an a2a.client span (docs/opentelemetry.md).
+  const a2aClient = otel ? (taskId: string, r: A2aCallRecord) => otel.a2a(r, taskId) : undefined;
   // A crew member that may call others (docs/crews.md): the launcher names its callees.
   if (plan.callees.length > 0) {
     const deps = {
@@ -360,6 +390,7 @@ async function registerSessionTools(
       callees: plan.callees,
       crewFile: plan.crewFile,
       deadlineSecs,
+      a2aClient,
     };
     add(callMemberTool(deps));
     add(endWithoutAnswerTool(deps));
@@ -372,6 +403,7 @@ async function registerSessionTools(
       targets: plan.spawnTargets,
       workdirRoot: workdir.root,
       deadlineSecs,
+      a2aClient,
     }));
   }
 }
@@ -429,6 +461,7 @@ async function openDoor(
   push: PushNotifications | null,
   tokenKey: Uint8Array | undefined,
   inputs: AssemblyInputs,
+  otel: OtelExport | null,
 ): Promise<Door> {
   try {
     return await startDoor({
@@ -444,6 +477,8 @@ async function openDoor(
       push,
       tokenKey,
       formation: inputs.membership?.door,
+      // Each method call: an a2a.server span (docs/opentelemetry.md "A2A spans").
+      ...(otel && { onA2a: (r: A2aCallRecord) => otel.a2a(r) }),
     });
   } catch (e) {
     session.trace.close();

@@ -10,6 +10,7 @@ import type { IdSource } from "../ids.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { DetachedOutcome, Tool, ToolContext, ToolResult } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 import type { Registry } from "./registry.ts";
 import type { SpendMeter } from "./spend.ts";
 import type { TaskRecord } from "./task_record.ts";
@@ -21,6 +22,12 @@ export interface ToolDispatcher {
   /** Refusals that come before policy hooks: undeclared, missing fields, read_only. */
   precheck?(call: ToolCall, ctx: ToolContext): ToolResult | null;
   dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
+  /** The MCP server a tool comes from (docs/mcp.md), or undefined. */
+  sourceOf?(name: string): string | undefined;
+  /** Where the tool sources' error logs stand now: a task's start. */
+  sourceErrorMark?(): number[];
+  /** Sources down now and errors since `mark`: a task's `sourceErrors`. */
+  sourceErrors?(mark: number[]): SourceError[];
 }
 
 /** Conversation histories by context, for `lifecycle.conversation: threaded`. */

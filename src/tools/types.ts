@@ -59,6 +59,8 @@ export interface ToolResult {
    * it as a `data` artifact (docs/protocol.md "Files and data").
    */
   data?: { value: unknown };
+  /** The MCP server that answered (docs/mcp.md): the `tool_call` line's `server`. */
+  mcpServer?: string;
   /** Present when the tool was a shell tool: for the `shell` trace line. */
   shell?: ShellRun;
   /**
@@ -116,6 +118,15 @@ export interface ToolContext {
   taskId: string;
   contextId: string;
   signal: AbortSignal;
+  /** The tool's own progress (MCP `notifications/progress`); the caller rate-limits it. */
+  progress?(p: ToolProgress): void;
+}
+
+/** One progress report of a running call, as MCP's `notifications/progress` carries it. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**

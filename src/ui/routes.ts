@@ -101,6 +101,8 @@ export interface UiStatus {
    * the session once its stream has caught up to it (app.js), not before.
    */
   lastId: number;
+  /** Tool sources that are down now (docs/mcp.md); absent when there are none. */
+  sourceErrors?: { kind: string; source: string; message: string }[];
 }
 
 /** How much of a task's request `/ui/status` gives (the page shows it above the task's work). */
@@ -113,6 +115,7 @@ export function uiStatus(
   heartbeatMs: number,
 ): UiStatus {
   const m = session.manifest;
+  const down = session.sourceErrors();
   const tasks: UiStatus["tasks"] = {};
   for (const id of url.searchParams.getAll("task").slice(0, STATUS_TASKS_MAX)) {
     const t = session.registry.get(id);
@@ -141,6 +144,7 @@ export function uiStatus(
     tasks,
     calls: callInputs(session, url),
     lastId: session.log.lastId,
+    ...(down.length > 0 && { sourceErrors: down }),
   };
 }
 

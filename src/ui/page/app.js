@@ -61,6 +61,18 @@ const view = createView({
       configuration: { returnImmediately: true },
     });
   },
+  async approve(taskId, argumentsHash, approve, reason) {
+    const data = { approve, argumentsHash, ...(reason ? { reason } : {}) };
+    await client.rpc("SendMessage", {
+      message: {
+        messageId: messageId(),
+        role: "ROLE_USER",
+        taskId,
+        parts: [{ data, mediaType: "application/json" }],
+      },
+      configuration: { returnImmediately: true },
+    });
+  },
   image: (url) => client.image(url),
 });
 
@@ -111,6 +123,18 @@ function drawStatus() {
     (t.ceiling !== null ? ` of ${t.ceiling.toLocaleString("en")}` : "") + " used";
   $("tokens").dataset.used = String(t.used);
   $("forget").hidden = client.token === null;
+  // Tool sources down now (an MCP server, an OpenAPI service): the model goes without them.
+  /** @type {{ kind: string, source: string, message: string }[]} */
+  const down = status.sourceErrors ?? [];
+  const list = $("sources");
+  list.hidden = down.length === 0;
+  list.replaceChildren(...down.map((e) => {
+    const li = document.createElement("li");
+    li.dataset.source = e.source;
+    li.textContent = `${e.kind === "mcp" ? "MCP server" : "OpenAPI service"} ${e.source} ` +
+      `unavailable: ${e.message}`;
+    return li;
+  }));
 }
 
 let statusAt = 0;
