@@ -180,6 +180,7 @@ async function announceRunning(
     formation: membership ?? undefined,
     inventory: c.inventory,
     launchTaskId: c.launchTaskId,
+    containment: c.containment.line,
   };
   await recordRunning(announced);
   announce(announced, v);

@@ -5,8 +5,8 @@
  * answers a repeat with that task instead of starting the work again. A caller is a credential on
  * an authenticated door; on a public door every client is one caller (A2A asks clients for unique
  * message ids). A repeat with other content (an edited example resent with its old id) is not a
- * retry: the door refuses it naming the first task (send.ts). The memory holds the last `capacity` messages the door took, oldest forgotten
- * first: that is the retry window. `network.retried_sends: new_task` turns the rule off (every send
+ * retry: the door refuses it naming the first task (send.ts). The memory holds the last `capacity`
+ * messages the door took, oldest forgotten first: that is the retry window. `network.retried_sends: new_task` turns the rule off (every send
  * starts its own task, as the conformance kit expects: docs/door.md); the memory of who
  * started which task is kept either way, for callers that see only their own tasks.
  */

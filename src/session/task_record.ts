@@ -86,12 +86,12 @@ export interface TaskRecord {
   indirect?: boolean;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
-  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
-  callInputs?: Map<string, string>;
   /** Set while a call waits for approval (docs/approvals.md): the door answers it. */
   approval?: PendingApproval;
   /** Steer messages not yet read by the running task (src/session/steer.ts), oldest first. */
   steers?: PendingSteer[];
+  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
+  callInputs?: Map<string, string>;
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;

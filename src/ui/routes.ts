@@ -142,9 +142,9 @@ export function uiStatus(
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,
+    ...(down.length > 0 && { sourceErrors: down }),
     calls: callInputs(session, url),
     lastId: session.log.lastId,
-    ...(down.length > 0 && { sourceErrors: down }),
   };
 }
 
