@@ -77,6 +77,8 @@ export async function writeCrew(spec: CrewSpec): Promise<string> {
         name,
         version: "0.1.0",
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
+        // A member takes its lead's calls only with consent (docs/door.md "Peer tasks and trust").
+        exports: { peer_tasks: { accept: true } },
         ...m.manifest,
       }),
     );

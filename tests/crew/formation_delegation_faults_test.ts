@@ -55,6 +55,7 @@ function delegatingLead(lifecycle: Record<string, unknown> = {}) {
         name: "helper",
         version: "0.1.0",
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
+        exports: { peer_tasks: { accept: true } }, // a child takes its starter's task by consent
       }),
       "lead/helper/script.yaml": stringify(STAYS_WORKING),
     },

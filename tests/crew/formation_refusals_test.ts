@@ -1,9 +1,9 @@
 /**
  * The formation fault matrix, part 4 (docs/crews.md "`call-member`"): a member's door that
  * refuses the lead's call — 401 (a token it did not mint), 403 (a token without SendMessage's
- * scope), -32004 (a capsule that takes no tasks). The member is a `url` member of the roster (a
- * door someone else runs, its token from `token_env`), the only kind whose door can refuse a
- * launcher-minted call. Each call ends `failed` at once with the door's answer in its output,
+ * scope), 403 peer_not_accepted (a door that takes no peers' tasks), -32004 (a capsule that takes
+ * no tasks). The member is a `url` member of the roster (a door someone else runs, its token from
+ * `token_env`), the only kind whose door can refuse a launcher-minted call. Each call ends `failed` at once with the door's answer in its output,
  * the lead goes on, and the formation ends 0.
  */
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
@@ -33,6 +33,14 @@ const CASES: {
     output: /^far's door answered 403 insufficient_scope: credential 'reader' does not reach /,
   },
   {
+    // A door that takes no tasks from peers (exports.peer_tasks.accept left out): docs/door.md.
+    refusal: "403 peer_not_accepted",
+    manifest: { network: { authentication: { scheme: "bearer" } }, exports: {} },
+    token: (far) => far.ready.tokens!.operator,
+    output:
+      /^far's door answered 403 peer_not_accepted: this capsule does not accept tasks from peers/,
+  },
+  {
     refusal: "-32004",
     manifest: {
       network: { authentication: { scheme: "bearer" } },
@@ -50,7 +58,13 @@ for (const c of CASES) {
     let far: Capsule | undefined;
     try {
       far = await startCapsule({
-        manifest: { name: "far", version: "0.1.0", ...c.manifest },
+        // Consent to peers' tasks unless the case takes it away (exports: {}).
+        manifest: {
+          name: "far",
+          version: "0.1.0",
+          exports: { peer_tasks: { accept: true } },
+          ...c.manifest,
+        },
         script: {
           tasks: [{ turns: [{ steps: [{ text: "its own answer", delay_ms: 600_000 }] }] }],
         },

@@ -89,6 +89,29 @@ async function openStream(
   lastId: string | undefined,
   signal: AbortSignal,
 ): Promise<Opened> {
+  if (!m.observe) return await subscribe(m, trust, taskId, lastId, signal);
+  const startedAt = Date.now();
+  const o = await subscribe(m, trust, taskId, lastId, signal);
+  // The span covers the request until its stream opened (or was refused), not the stream.
+  m.observe({
+    side: "client",
+    method: "SubscribeToTask",
+    startedAt,
+    endedAt: Date.now(),
+    taskId,
+    ...(o.kind === "failed" || o.kind === "gone" ? { error: o.why } : {}),
+    peer: new URL(m.url).host,
+  });
+  return o;
+}
+
+async function subscribe(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  lastId: string | undefined,
+  signal: AbortSignal,
+): Promise<Opened> {
   const headers = memberHeaders(m, trust);
   if (lastId !== undefined) headers["last-event-id"] = lastId;
   let res: Response;
