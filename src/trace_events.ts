@@ -130,6 +130,29 @@ interface ToolLines {
     status: "ok" | "error";
     /** Present (true) only when the output the model was shown was cut (docs/tools.md). */
     truncated?: true;
+    /** The MCP server whose tool it was (docs/mcp.md). */
+    server?: string;
+  };
+  /** An MCP tool's `notifications/progress`, at most one per call per 250 ms (docs/mcp.md). */
+  tool_progress: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    server: string;
+    progress: number;
+    total?: number;
+    message?: string;
+  };
+  /**
+   * A tool source (an MCP server) could not be started, listed, or went away (docs/mcp.md): the
+   * model goes without its tools; `phase` is `launch` or `session`.
+   */
+  source_error: {
+    kind: "mcp" | "openapi";
+    source: string;
+    message: string;
+    phase: "launch" | "session";
   };
   /**
    * A call that read a skill (docs/manifest.md "artifacts"), in place of its `tool_call`; not counted in the
@@ -160,6 +183,34 @@ interface ToolLines {
     rule: string;
     signal: string;
     reason: string;
+  };
+  /** A call waits for a person's approval (docs/approvals.md). */
+  approval_requested: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    arguments_hash: string;
+    reason: string;
+    timeout_secs: number;
+  };
+  /** How the wait ended: `by` is the credential that answered (absent: no one did). */
+  approval_resolved: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    outcome: "approved" | "denied" | "expired" | "canceled";
+    by?: string;
+    reason?: string;
+    waited_ms: number;
+  };
+  /** A steer message was read by the running task (docs/approvals.md "Steering"). */
+  steer_taken: {
+    task_id: string;
+    message_id: string;
+    turn: number;
+    text_bytes: number;
   };
   call_denied: {
     turn: number;
@@ -231,8 +282,17 @@ interface SessionLines {
     resumed_from: string | null;
     context_id: string | null;
     system_prompt_source: string;
+    /**
+     * SHA-256 (lowercase hex) of the resolved system prompt (inline, file or bound skill) before
+     * the `[Capsule]` block is prepended (src/drivers/capsule_block.ts); null without a prompt.
+     */
+    system_prompt_sha256: string | null;
     /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
     runtime_artifacts: RuntimeArtifactField[];
+    /** The floor the manifest or `--containment` asked for (docs/containment.md); null: none. */
+    containment_declared: string | null;
+    /** The class every process of the session runs under. */
+    containment_achieved: string;
   };
   session_end: {
     total_turns: number;
@@ -358,6 +418,8 @@ export interface HarnessTraceFields {
   harness_warning: { code: string; message: string };
   harness_retry: { attempt: number; reason: string };
   harness_note: { text: string };
+  /** An MCP server the harness was handed and could not connect (docs/mcp.md). */
+  harness_source_error: { kind: "mcp"; source: string; message: string };
   harness_interrupt: { method: string; delivered: boolean; grace_ms: number };
   harness_exit: {
     code: number | null;

@@ -11,6 +11,7 @@ import type { TaskRecord } from "../session/task_record.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { fenced, type IncomingMessage, incomingMessage } from "./message.ts";
+import { messageFingerprint } from "./message_fingerprint.ts";
 import type { MessageParams } from "../a2a/spec.ts";
 
 /** A send's configuration as its spec read it: what the send flow looks at. */
@@ -18,12 +19,16 @@ export interface SendConfiguration {
   taskPushNotificationConfig?: unknown;
 }
 import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
+import { answerApproval, checkApprovalReply } from "./approval_answer.ts";
+import { checkSteer, isSteer, steerTask } from "./steer_message.ts";
+import type { SteerOutcome } from "../session/steer.ts";
 
 /** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
 export type Routed =
   | { kind: "retry"; msg: IncomingMessage; task: TaskRecord }
   | { kind: "new"; msg: IncomingMessage }
-  | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
+  | { kind: "reply"; msg: IncomingMessage; task: TaskRecord }
+  | { kind: "steer"; msg: IncomingMessage; task: TaskRecord };
 
 /**
  * Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing.
@@ -31,9 +36,15 @@ export type Routed =
 export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
   const msg = incomingMessage(message);
   if (msg instanceof RpcError) throw msg;
+  msg.fingerprint = messageFingerprint(message);
   // A message this caller already sent (same messageId): its task, not a second one.
   const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
-  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier);
+  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier.taskId);
+  if (retried && earlier!.fingerprint !== msg.fingerprint) {
+    throw invalidParams(
+      `Invalid params: message.messageId ${msg.messageId} was already sent with other content, and went to task ${retried.id}; a retry repeats the message exactly, new work needs a new messageId`,
+    );
+  }
   if (retried) return { kind: "retry", msg, task: retried };
   if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
     throw invalidParams(
@@ -53,6 +64,10 @@ export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
       meta,
     );
   }
+  if (task.state === "TASK_STATE_WORKING" && isSteer(msg)) {
+    checkSteer(ctx, task, msg);
+    return { kind: "steer", msg, task };
+  }
   if (task.state !== "TASK_STATE_INPUT_REQUIRED") {
     throw unsupported(
       `task ${task.id} is ${task.state}; this agent takes a message on a task only while it waits in TASK_STATE_INPUT_REQUIRED`,
@@ -64,6 +79,7 @@ export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
       `Invalid params: message.contextId ${msg.contextId} does not match task ${task.id}, whose contextId is ${task.contextId}`,
     );
   }
+  checkApprovalReply(ctx, task, msg);
   return { kind: "reply", msg, task };
 }
 
@@ -96,13 +112,16 @@ export function referencedTasks(ctx: CallContext, ids: string[]): string {
 
 /** Delivers a reply to a waiting task; the task answers in TASK_STATE_WORKING. */
 export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMessage): void {
-  if (!ctx.session.reply(task, msg.text, msg.history)) {
+  const delivered = task.approval
+    ? answerApproval(ctx, task, msg)
+    : ctx.session.reply(task, msg.text, msg.history);
+  if (!delivered) {
     throw unsupported(`task ${task.id} is no longer waiting for input`, {
       taskId: task.id,
       state: task.state,
     });
   }
-  ctx.seen.took(ctx.caller, msg.messageId, task.id);
+  ctx.seen.took(ctx.caller, msg.messageId, task.id, msg.fingerprint ?? 0);
 }
 
 /** A message that starts a new task, submitted with the caller's origin and trust. */
@@ -117,13 +136,16 @@ export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult 
     message: msg.history,
   });
   // A rejected task was not taken: sending the message again may find room.
-  if (res.kind !== "rejected") ctx.seen.took(ctx.caller, msg.messageId, res.task.id);
+  if (res.kind !== "rejected") {
+    ctx.seen.took(ctx.caller, msg.messageId, res.task.id, msg.fingerprint ?? 0);
+  }
   return res;
 }
 
 /** What taking a routed message did: the reply delivered, or the new task submitted. */
 export type Taken =
   | { kind: "reply"; task: TaskRecord }
+  | { kind: "steer"; task: TaskRecord; outcome: Promise<SteerOutcome> }
   | { kind: "new"; result: SubmitResult };
 
 /**
@@ -141,6 +163,9 @@ export async function take(
   checkInlineTask(inline, routed.msg.taskId);
   // The inline config sees the task from the send on: the events after this one.
   const after = ctx.session.log.lastId;
+  if (routed.kind === "steer") {
+    return { kind: "steer", task: routed.task, outcome: steerTask(ctx, routed.task, routed.msg) };
+  }
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
     if (inline) attachInlinePush(ctx, inline, routed.task, after);

@@ -8,6 +8,8 @@ export const STREAM_URI =
   "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 export const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
 export const CAPSULE_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1";
+/** The steer extension (docs/approvals.md "Steering"): its key in a message's metadata marks a steer. */
+export const STEER_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1";
 
 export interface AttachmentRef {
   mediaType: string;
@@ -29,6 +31,16 @@ export interface ArtifactFrame {
   attachments: AttachmentRef[];
 }
 
+/** A running tool's own progress (an MCP server's `notifications/progress`, docs/mcp.md). */
+export interface ToolProgressFrame {
+  frame: "tool-progress";
+  toolCallId: string;
+  toolName: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export interface QuotaWindow {
   name: string;
   used?: number;
@@ -43,9 +55,12 @@ export type TaskFrame =
   | { frame: "thinking"; text: string; final: false }
   | { frame: "tool-call-started"; toolCallId: string; toolName: string }
   | { frame: "tool-call-progress"; toolCallId: string; inputBytes: number }
+  | ToolProgressFrame
   | ArtifactFrame
   | { frame: "quota"; windows: QuotaWindow[] }
-  | { frame: "suggested-prompt"; text: string };
+  | { frame: "suggested-prompt"; text: string }
+  /** A steer message was read by the running task before turn `turn` (src/session/steer.ts). */
+  | { frame: "steer-taken"; messageId: string; turn: number };
 
 /** Frames of one connection: never numbered, never in the replay buffer. */
 export type ConnectionFrame =

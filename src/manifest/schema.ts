@@ -13,7 +13,16 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import {
+  capNetworkSchema,
+  containmentSchema,
+  filesystemContainmentKeys,
+  resourcesSchema,
+} from "./containment_keys.ts";
+import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
+import { mcpServersSchema } from "./mcp_servers.ts";
+import { openApiServicesSchema } from "./openapi_services.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
 export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
@@ -31,6 +40,7 @@ export const HOOK_BINDINGS = [
   "on-compaction",
   "on-task-end",
   "on-session-end",
+  "on-approval",
 ] as const satisfies readonly HookBinding[];
 
 export const COMMIT_POLICIES = [
@@ -56,6 +66,7 @@ export const BINDING_POLICY: Record<HookBinding, CommitPolicy | undefined> = {
   "on-compaction": "replace-context",
   "on-task-end": "reopen-task",
   "on-session-end": undefined,
+  "on-approval": undefined,
 };
 
 /** Door scopes are method names (docs/door.md). */
@@ -409,6 +420,11 @@ const spawnAllow = () =>
     }
   });
 
+/** `exports:` (docs/door.md "Peer tasks and trust"): what the capsule offers other capsules. */
+const exportsSchema = mapping({
+  peer_tasks: mapping({ accept: bool().optional() }).optional(),
+});
+
 /** Publishing to Redis for `mur edge` (docs/edge.md; src/cluster/). */
 const clusterSchema = section(() => ({
   redis: nonEmpty().refine((v) => typeof parseRedisUrl(v) !== "string", {
@@ -419,8 +435,13 @@ const clusterSchema = section(() => ({
 
 const capabilitiesSchema = section(() => ({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
-  filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+  filesystem: mapping({
+    read_only: list(relativeSubtree()).optional(),
+    ...filesystemContainmentKeys,
+  }).optional(),
   spawn: mapping({ allow: spawnAllow().optional() }).optional(),
+  network: capNetworkSchema.optional(),
+  resources: resourcesSchema.optional(),
 }));
 
 /**
@@ -479,12 +500,17 @@ export const manifestSchema = mapping({
   context: contextSchema.optional(),
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
+  containment: containmentSchema.optional(),
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
   outputs: outputsSchema.optional(),
+  exports: exportsSchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
+  approvals: approvalsSchema.optional(),
+  mcp_servers: mcpServersSchema.optional(),
+  openapi_services: openApiServicesSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

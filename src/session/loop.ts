@@ -15,6 +15,7 @@ import { IdSource } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { HandedOff } from "../crew/calls/handed_off.ts";
 import { type Continuation, handedOffWork, keepWorking } from "./continuation.ts";
+import { dropSteers, steerAfterStop } from "./steer.ts";
 import { saveConversation } from "./conversation_record.ts";
 import { HarnessAttempt } from "./harness_attempt.ts";
 import { HttpAttempt } from "./http_attempt.ts";
@@ -29,6 +30,7 @@ import {
   type TaskRun,
 } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 import { ToolPipeline } from "./tool_pipeline.ts";
 import { TurnSink } from "./turn_sink.ts";
 import { writeResult } from "./workdir.ts";
@@ -65,13 +67,14 @@ export class TaskLoop {
     this.#d = d;
     const pipeline = new ToolPipeline(d);
     // What may continue an attempt once the model stops, in order (continuation.ts).
-    const continuations: Continuation[] = [handedOffWork(d), keepWorking(d)];
+    const continuations: Continuation[] = [steerAfterStop(d), handedOffWork(d), keepWorking(d)];
     // The one place the transport matters: which kind of attempt the driver runs.
     this.#attempt = isHarnessDriver(o.driver)
       ? new HarnessAttempt(d, o.driver, pipeline, continuations)
       : new HttpAttempt(d, o.driver, pipeline, continuations);
   }
 
+  // Why long: one task from task_start to task_end, each step in the order the file header names.
   async run(task: TaskRecord): Promise<TaskOutcome> {
     const d = this.#d;
     const { manifest, trace } = d;
@@ -87,6 +90,9 @@ export class TaskLoop {
     });
     const counters = new TaskCounters();
     counters.lastTurnEvt = taskEvt;
+    // Tool sources that are down now, and those that fail while the task runs (docs/mcp.md).
+    const sourceMark = d.tools.sourceErrorMark?.() ?? [];
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     task.handedOff = new HandedOff(taskEvt, task.abort.signal);
 
     const threaded = manifest.lifecycle.conversation === "threaded";
@@ -120,12 +126,14 @@ export class TaskLoop {
       break;
     }
 
+    dropSteers(task, "the task ended before its next turn");
     // Work still out when the task ends (no turn left, failed, canceled) is stopped and its
     // cancels sent before the task's end is recorded (docs/crews.md).
     task.handedOff.stopAll(end.kind === "canceled" ? "canceled" : "ended");
     await task.handedOff.drained();
     saveConversation(d.workdir.session, task.contextId, messages);
     if (threaded && exitStatus === "ok") d.histories.set(task.contextId, messages);
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     this.#finish(task, end, exitStatus, threaded);
     const durationMs = d.clock() - started;
     const outcome: TaskOutcome = {
@@ -179,4 +187,13 @@ export class TaskLoop {
     }
     registry.finish(task, "TASK_STATE_FAILED", end.message ?? "task failed");
   }
+}
+
+/** GetTask's `metadata.murmur.sourceErrors` (docs/mcp.md), when there are any. */
+function noteSourceErrors(task: TaskRecord, errors: SourceError[] | undefined): void {
+  if (!errors?.length) return;
+  // Beside those a harness reported for its own servers (src/session/harness_attempt.ts).
+  const known = new Set((task.sourceErrors ?? []).map((e) => `${e.source}\n${e.message}`));
+  const added = errors.filter((e) => !known.has(`${e.source}\n${e.message}`));
+  task.sourceErrors = [...(task.sourceErrors ?? []), ...added];
 }

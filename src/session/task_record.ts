@@ -2,11 +2,14 @@
  * One task as the registry holds it. `toA2A` is what GetTask answers; everything a client can
  * read about a task comes from here.
  */
-import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
+import type { Artifact, Message, Part, Task, TaskState, TaskStatus } from "../a2a/types.ts";
+import type { PendingApproval } from "./approval.ts";
+import type { PendingSteer } from "./steer.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
 import type { HandedOff } from "../crew/calls/handed_off.ts";
 import type { TaskHistory } from "./task_history.ts";
 import type { PublishedFile } from "./published_files.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 
 /** Queue lanes (docs/door.md: user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
@@ -74,6 +77,8 @@ export interface TaskRecord {
    * the task fails with it and GetTask says `metadata.murmur.noAnswer: true`.
    */
   noAnswer?: string;
+  /** Tool sources (MCP servers) the task went without (docs/mcp.md): GetTask's metadata. */
+  sourceErrors?: SourceError[];
   /**
    * The task did more than answer in its first model turn (a tool call, a second turn, an input
    * wait, a reopen): it cannot be answered as a direct reply (src/door/direct_reply.ts).
@@ -81,6 +86,12 @@ export interface TaskRecord {
   indirect?: boolean;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
+  /** Set while a call waits for approval (docs/approvals.md): the door answers it. */
+  approval?: PendingApproval;
+  /** Steer messages not yet read by the running task (src/session/steer.ts), oldest first. */
+  steers?: PendingSteer[];
+  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
+  callInputs?: Map<string, string>;
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;
@@ -94,13 +105,18 @@ export function artifactOf(name: string, text: string): Artifact {
   return { artifactId: name, name, parts: [textPart(text)] };
 }
 
-export function agentMessage(messageId: string, task: TaskRecord, text: string): Message {
+export function agentMessage(
+  messageId: string,
+  task: TaskRecord,
+  text: string,
+  extraParts: Part[] = [],
+): Message {
   return {
     messageId,
     contextId: task.contextId,
     taskId: task.id,
     role: "ROLE_AGENT",
-    parts: [textPart(text)],
+    parts: [textPart(text), ...extraParts],
   };
 }
 
@@ -128,6 +144,14 @@ export function toA2A(task: TaskRecord, includeArtifacts = true, historyLength?:
     if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.prompt !== undefined) {
       artifacts.push(artifactOf("prompt", task.prompt));
     }
+    if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.approval) {
+      // The pending approval as a data part: what `mur approve` reads to answer it.
+      artifacts.push({
+        artifactId: "approval",
+        name: "approval",
+        parts: [{ data: task.approval.detail, mediaType: "application/json" }],
+      });
+    }
     for (const f of task.published) artifacts.push(f.artifact);
     if (task.residue.length > 0) {
       artifacts.push({
@@ -145,6 +169,7 @@ export function toA2A(task: TaskRecord, includeArtifacts = true, historyLength?:
   if (task.noAnswer !== undefined && task.state === "TASK_STATE_FAILED") murmur.noAnswer = true;
   // The history's limit (lifecycle.history_limit) dropped the oldest messages: how many.
   if (task.history.dropped > 0) murmur.historyDropped = task.history.dropped;
+  if (task.sourceErrors?.length) murmur.sourceErrors = task.sourceErrors;
   if (Object.keys(murmur).length > 0) out.metadata = { murmur };
   return out;
 }

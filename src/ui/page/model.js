@@ -45,19 +45,26 @@ export function isTerminal(state) {
  *   cut: number, open: boolean }} TextItem
  * @typedef {{ kind: "tool", key: number, rev: number, toolCallId: string | null,
  *   toolName: string, inputBytes: number | null, startedAt: number,
- *   artifact: Artifact | null }} ToolItem
+ *   artifact: Artifact | null, input: string | null | undefined }} ToolItem a tool call; `input`
+ *   is its input as JSON once GET /ui/status told it (null: the door holds none; undefined: not
+ *   asked yet)
  * @typedef {{ kind: "status", key: number, rev: number, state: string, text: string }} StatusItem
  * @typedef {{ kind: "suggestion", key: number, rev: number, text: string }} SuggestionItem
  * @typedef {TextItem | ToolItem | StatusItem | SuggestionItem} Item
+ * @typedef {{ kind: "approval", tool: string, source?: string,
+ *   arguments?: Record<string, unknown>, argumentsPreview?: string, argumentsHash: string,
+ *   reason?: string }} Approval the tool call an INPUT_REQUIRED task waits to have approved
+ *   (docs/approvals.md "The wire")
  * @typedef {{ toolName: string, content: string, fenceSource: string | null,
  *   toolCallId: string | null, isError: boolean, durationMs: number | null,   exitCode: number |
  * null, truncated: boolean,   attachments: { mediaType: string, sizeBytes: number, sha256: string,
  * url: string }[] }} Artifact
  * @typedef {{
  *   id: string, contextId: string, seq: number, rev: number, state: string, message: string,
- *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
+ *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null, approval: Approval | null,
  *   response: string | null, lane: string | null, origin: string | null, files: Published[],
  *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
+ *   request: string | null,
  * }} Task
  * @typedef {{ name: string, mediaType: string, raw: string | null, path: string | null,
  *   data: unknown }} Published a file or data the task published (docs/protocol.md "Files and
@@ -133,10 +140,12 @@ function taskOf(m, id, contextId, now) {
     items: [],
     dropped: 0,
     prompt: null,
+    approval: null,
     response: null,
     files: [],
     lane: null,
     origin: null,
+    request: null,
     firstSeen: now,
     lastChange: now,
     calls: new Map(),
@@ -248,6 +257,7 @@ function taskFrame(m, t, f, now) {
         inputBytes: null,
         startedAt: now,
         artifact: null,
+        input: undefined,
       };
       push(t, item);
       t.calls.set(item.toolCallId ?? "", item);
@@ -290,6 +300,7 @@ function taskFrame(m, t, f, now) {
           inputBytes: null,
           startedAt: now,
           artifact: a,
+          input: undefined,
         });
       }
       return;
@@ -305,10 +316,36 @@ function taskFrame(m, t, f, now) {
       closeBlocks(t);
       push(t, { kind: "suggestion", key: m.nextKey++, rev: 0, text: String(f.text) });
       return;
+    case "steer-taken":
+      // A steer the task read (docs/approvals.md "Steering"): a line where it took effect.
+      closeBlocks(t);
+      push(t, {
+        kind: "status",
+        key: m.nextKey++,
+        rev: 0,
+        state: t.state,
+        text: `steer read before turn ${Number(f.turn)}`,
+      });
+      return;
     default:
       // An unknown frame is ignored (docs/protocol.md "Unknown frames and keys").
       return;
   }
+}
+
+/**
+ * The approval data part of a status message, when it carries one.
+ * @param {Record<string, any> | undefined} message
+ * @returns {Approval | null}
+ */
+function approvalOf(message) {
+  for (const p of message?.parts ?? []) {
+    const d = p?.data;
+    if (d && d.kind === "approval" && typeof d.argumentsHash === "string") {
+      return { ...d, tool: String(d.tool ?? "") };
+    }
+  }
+  return null;
 }
 
 /**
@@ -335,6 +372,7 @@ function statusUpdate(m, su, now) {
     if (turn) t.turn = Number(turn[1]);
     if (meta && typeof meta.reopen === "number") t.reopens = meta.reopen;
     t.prompt = state === "TASK_STATE_INPUT_REQUIRED" ? text : null;
+    t.approval = state === "TASK_STATE_INPUT_REQUIRED" ? approvalOf(status.message) : null;
     if (text || isTerminal(state) || state === "TASK_STATE_INPUT_REQUIRED") {
       push(t, { kind: "status", key: m.nextKey++, rev: 0, state, text });
     }
@@ -446,11 +484,11 @@ function connectionFrame(m, f, now) {
 }
 
 /**
- * Sets lanes and origins the door reported (GET /ui/status) for the tasks asked about; one the
- * door no longer holds is marked unknown, so it is not asked about again.
+ * Sets lanes, origins and requests the door reported (GET /ui/status) for the tasks asked about;
+ * one the door no longer holds is marked unknown, so it is not asked about again.
  * @param {SessionModel} m
  * @param {string[]} asked
- * @param {Record<string, { lane: string, origin: string }>} lanes
+ * @param {Record<string, { lane: string, origin: string, request?: string }>} lanes
  */
 export function applyLanes(m, asked, lanes) {
   for (const id of asked) {
@@ -458,6 +496,7 @@ export function applyLanes(m, asked, lanes) {
     if (!t) continue;
     t.lane = lanes[id]?.lane ?? "unknown";
     t.origin = lanes[id]?.origin ?? "unknown";
+    t.request = typeof lanes[id]?.request === "string" ? lanes[id].request : null;
     t.rev++;
     m.dirty.add(id);
   }
@@ -493,4 +532,43 @@ function publishedOf(a) {
   }
   if ("data" in p) return { name, mediaType, raw: null, path: null, data: p.data };
   return null;
+}
+
+/**
+ * `<task id>/<call id>` of each finished tool call whose input has not been asked for yet (GET
+ * /ui/status `?call=`).
+ * @param {SessionModel} m
+ * @returns {string[]}
+ */
+export function unknownCalls(m) {
+  const out = [];
+  for (const t of m.tasks.values()) {
+    for (const item of t.items) {
+      if (item.kind === "tool" && item.artifact && item.toolCallId && item.input === undefined) {
+        out.push(`${t.id}/${item.toolCallId}`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Sets the inputs the door reported for the calls asked about; one it does not hold is null, so
+ * it is not asked about again.
+ * @param {SessionModel} m
+ * @param {string[]} asked
+ * @param {Record<string, string>} inputs
+ */
+export function applyCalls(m, asked, inputs) {
+  for (const key of asked) {
+    const at = key.indexOf("/");
+    const t = m.tasks.get(key.slice(0, at));
+    const id = key.slice(at + 1);
+    const item = t?.items.find((i) => i.kind === "tool" && i.toolCallId === id);
+    if (!t || !item || item.kind !== "tool") continue;
+    item.input = typeof inputs[key] === "string" ? inputs[key] : null;
+    item.rev++;
+    t.rev++;
+    m.dirty.add(t.id);
+  }
 }
