@@ -118,9 +118,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
-  const mcp = await sourcesFor(plan, workdir);
-  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  const { staged, toolbox, mcp } = await toolsFor(plan, workdir, sessionId, policy);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -140,11 +138,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // No silent death (docs/running.md): from here on, an error nobody caught ends the
   // session as every other way out does.
   const afterFault = watchFaults(session);
-  if (plan.debugSubscriptions) {
-    // A debug line per change of the live subscription count (stream connections, SendMessage
-    // waits): what the reliability suite reads to prove disconnects leak nothing.
-    session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
-  }
+  if (plan.debugSubscriptions) debugSubscriptions(session);
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
   await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
@@ -182,6 +176,27 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     containment: choice,
     closeContainment: contained.close,
   };
+}
+
+/**
+ * A debug line per change of the live subscription count (stream connections, SendMessage
+ * waits): what the reliability suite reads to prove disconnects leak nothing.
+ */
+function debugSubscriptions(session: Session): void {
+  session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
+}
+
+/** The staged tools, and the manifest's tool sources (docs/mcp.md) added to the toolbox. */
+async function toolsFor(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  policy: ContainmentPolicy | undefined,
+) {
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
+  const mcp = await sourcesFor(plan, workdir);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  return { staged, toolbox, mcp };
 }
 
 /** The policy every process of the session runs under; its files go when the process ends. */
