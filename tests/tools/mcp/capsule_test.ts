@@ -9,6 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { startCapsule } from "../../helpers/capsule.ts";
+import { runMur } from "../../helpers/mur.ts";
 import { collect, frameOf, type SseEvent, streamRequest } from "../../helpers/sse.ts";
 import { type FakeProvider, startFakeProvider } from "../../../scripts/fakes/server.ts";
 import { ensureMcpServers } from "./servers.ts";
@@ -78,6 +79,10 @@ async function runCapsule(
     const trace = (await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`)).trim().split("\n")
       .map((l) => JSON.parse(l));
     const murmurMd = await Deno.readTextFile(`${cap.ready.workdir}/MURMUR.md`);
+    const shown = await runMur({
+      args: ["trace", "show", `${cap.ready.workdir}/trace.jsonl`],
+      env: { NO_COLOR: "1" },
+    }, 30_000);
     return {
       events,
       task,
@@ -86,6 +91,7 @@ async function runCapsule(
       left: await pidsWith(mark),
       workdir: cap.ready.workdir,
       murmurMd,
+      traceShow: shown.stdout,
     };
   } finally {
     await cap.close();
@@ -128,6 +134,11 @@ function commonChecks(r: Awaited<ReturnType<typeof runCapsule>>) {
   const calls = r.trace.filter((l) => l.event_type === "tool_call");
   assert.ok(calls.length >= 3);
   for (const c of calls) assert.equal(c.server, String(c.tool_name).split("__")[1]);
+  // `mur trace show` names the source that failed.
+  assert.match(
+    r.traceShow,
+    /Tool sources[\s\S]*mcp broken \(launch\): the server exited with code 3/,
+  );
   // MURMUR.md lists the servers' tools as tools (not skills).
   const installed = r.murmurMd.slice(r.murmurMd.indexOf("## Installed Tools"));
   assert.match(installed, /^- \*\*mcp__everything__echo\*\* — Echoes back the input string$/m);
