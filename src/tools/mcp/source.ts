@@ -179,7 +179,9 @@ export class McpSource {
     if (e instanceof Deno.errors.NotFound && this.cfg.kind === "stdio") {
       return `cannot start '${this.cfg.argv[0]}': not found`;
     }
-    if (exit) return `the server ${exit} before it was ready (${m}); see logs/mcp-${this.name}.log`;
+    if (exit) {
+      return `the server ${exit} before it was ready (${m}); see the session's logs/mcp-${this.name}.log`;
+    }
     return m;
   }
 

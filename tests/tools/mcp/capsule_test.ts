@@ -92,6 +92,7 @@ async function runCapsule(
       workdir: cap.ready.workdir,
       murmurMd,
       traceShow: shown.stdout,
+      brokenLog: await Deno.readTextFile(`${cap.ready.workdir}/logs/mcp-broken.log`),
     };
   } finally {
     await cap.close();
@@ -134,6 +135,8 @@ function commonChecks(r: Awaited<ReturnType<typeof runCapsule>>) {
   const calls = r.trace.filter((l) => l.event_type === "tool_call");
   assert.ok(calls.length >= 3);
   for (const c of calls) assert.equal(c.server, String(c.tool_name).split("__")[1]);
+  // The dead server's stderr, in the session's logs.
+  assert.match(r.brokenLog, /hostile: dying at start on purpose/);
   // `mur trace show` names the source that failed.
   assert.match(
     r.traceShow,
