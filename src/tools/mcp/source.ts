@@ -119,6 +119,12 @@ export class McpSource {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#relist(client));
     // Lines that are not JSON-RPC and the like: the server's log says so; the connection goes on.
     client.onerror = (e: Error) => this.log.note(`protocol error: ${e.message}`);
+    // Set before connecting, so a server that goes away right after it listed is not missed.
+    let gone = false;
+    client.onclose = () => {
+      gone = true;
+      void this.#closed(client);
+    };
     const transport = this.#newTransport();
     const limit = this.cfg.startupTimeoutMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -151,7 +157,8 @@ export class McpSource {
     }
     this.#client = client;
     this.#transport = transport;
-    client.onclose = () => this.#closed(client);
+    // It went while it was being listed: handled as any later death.
+    if (gone) void this.#closed(client);
   }
 
   #phase(): SourcePhase {
