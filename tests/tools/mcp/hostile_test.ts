@@ -33,7 +33,7 @@ function hostile(name: string, mode: string, dir: string, extra = {}): McpServer
   };
 }
 
-async function started(configs: McpServerConfig[], dir: string) {
+async function started(configs: McpServerConfig[], dir: string, maxMessageBytes?: number) {
   const errors: SourceError[] = [];
   const sources = new McpSources(configs, {
     logsDir: dir,
@@ -41,6 +41,7 @@ async function started(configs: McpServerConfig[], dir: string) {
     hostEnv: Deno.env.toObject(),
     onError: (e) => errors.push(e),
     restartDelaysMs: [50, 50],
+    ...(maxMessageBytes !== undefined && { maxMessageBytes }),
   });
   await sources.start();
   const tool = (name: string): Tool => {
@@ -159,6 +160,33 @@ Deno.test("a hostile server's calls: timeout cancels, garbage skipped, 10 MiB cu
     await until("down", () => sources.sources[0].state === "down" ? true : undefined);
     assert.deepEqual(sources.tools().filter((t) => t.name.startsWith("mcp__h__")), []);
     assert.ok(errors.some((e) => /marked down after 2 restarts/.test(e.message)));
+  } finally {
+    await sources.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a message over the stdio limit ends the connection: the call is an error, the server restarts", async () => {
+  const dir = await tempWorkdir();
+  // A 1 MiB limit in place of the 64 MiB one, against the server's 10 MiB answer.
+  const { sources, errors, tool } = await started([hostile("h", "ok", dir)], dir, 1024 * 1024);
+  try {
+    const big = await tool("mcp__h__big").call({}, ctxFor(dir));
+    assert.equal(big.isError, true);
+    assert.match(big.content, /closed its connection during the call/);
+    assert.match(
+      await Deno.readTextFile(`${dir}/mcp-h.log`),
+      /sent a message over 1048576 bytes .*the connection was closed/,
+    );
+    assert.ok(errors.some((e) => /restart 1 of 2/.test(e.message)));
+    const echoed = await until("the restarted server to answer", async () => {
+      const r = await sources.tools().find((t) => t.name === "mcp__h__echo")?.call(
+        { text: "small" },
+        ctxFor(dir),
+      );
+      return r && !r.isError ? r : undefined;
+    });
+    assert.ok(echoed.content.includes("echo: small"));
   } finally {
     await sources.close();
     await Deno.remove(dir, { recursive: true });
