@@ -24,6 +24,8 @@ export const LAZY_MODULES = [
   "cli/ps.ts",
   "cli/trace.ts",
   "cli/edge.ts",
+  "cli/approve.ts",
+  "cli/deny.ts",
   "crew/formation/launch.ts",
   "crew/formation/formation_stop.ts",
   "otel/export.ts",

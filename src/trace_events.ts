@@ -184,6 +184,34 @@ interface ToolLines {
     signal: string;
     reason: string;
   };
+  /** A call waits for a person's approval (docs/approvals.md). */
+  approval_requested: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    arguments_hash: string;
+    reason: string;
+    timeout_secs: number;
+  };
+  /** How the wait ended: `by` is the credential that answered (absent: no one did). */
+  approval_resolved: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    outcome: "approved" | "denied" | "expired" | "canceled";
+    by?: string;
+    reason?: string;
+    waited_ms: number;
+  };
+  /** A steer message was read by the running task (docs/approvals.md "Steering"). */
+  steer_taken: {
+    task_id: string;
+    message_id: string;
+    turn: number;
+    text_bytes: number;
+  };
   call_denied: {
     turn: number;
     event: "on-shell" | "on-tool-call";
@@ -254,6 +282,11 @@ interface SessionLines {
     resumed_from: string | null;
     context_id: string | null;
     system_prompt_source: string;
+    /**
+     * SHA-256 (lowercase hex) of the resolved system prompt (inline, file or bound skill) before
+     * the `[Capsule]` block is prepended (src/drivers/capsule_block.ts); null without a prompt.
+     */
+    system_prompt_sha256: string | null;
     /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
     runtime_artifacts: RuntimeArtifactField[];
   };

@@ -4,6 +4,7 @@ import { MurError } from "../errors.ts";
 import { versionLine } from "../version.ts";
 import { lazyImport } from "../lazy.ts";
 import { USAGE_EXIT, UsageError } from "./args.ts";
+import { nearest } from "../edit_distance.ts";
 
 const USAGE = `usage: mur <command> [options]
        mur --version
@@ -16,6 +17,8 @@ commands:
   watch    follow a running session's event stream
   stop     end a running session
   cancel   cancel one task of a running session
+  approve  approve the tool call a task waits on
+  deny     deny the tool call a task waits on (--reason)
   ps       list running sessions
   trace    read a finished or running session's trace.jsonl (show | steps)
   edge     serve the streams of every session published to one Redis (cluster:)
@@ -34,10 +37,19 @@ const commands: Record<string, () => Promise<Command>> = {
   cancel: async () =>
     (await lazyImport<typeof import("./cancel.ts")>("cli/cancel.ts")).cancelCommand,
   ps: async () => (await lazyImport<typeof import("./ps.ts")>("cli/ps.ts")).psCommand,
+  approve: async () =>
+    (await lazyImport<typeof import("./approve.ts")>("cli/approve.ts")).approveCommand,
+  deny: async () => (await lazyImport<typeof import("./deny.ts")>("cli/deny.ts")).denyCommand,
   trace: async () => (await lazyImport<typeof import("./trace.ts")>("cli/trace.ts")).traceCommand,
   edge: async () => (await lazyImport<typeof import("./edge.ts")>("cli/edge.ts")).edgeCommand,
   version: () => Promise.resolve(version),
 };
+
+/** `mur: unknown command 'wacth'; did you mean 'watch'?`, over every command in the table. */
+function unknownCommand(name: string): string {
+  const near = nearest(name.toLowerCase(), Object.keys(commands));
+  return `mur: unknown command '${name}'${near ? `; did you mean '${near}'?` : ""}`;
+}
 
 function version(args: string[]): Promise<number> {
   if (args.length > 0) {
@@ -60,7 +72,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!load) {
       throw name.startsWith("-")
         ? new UsageError("E-CLI-002", `mur: unknown flag ${name}`, USAGE)
-        : new UsageError("E-CLI-001", `mur: unknown command '${name}'`, USAGE);
+        : new UsageError("E-CLI-001", unknownCommand(name), USAGE);
     }
     ignoreFileSizeSignal();
     return await (await load())(rest);

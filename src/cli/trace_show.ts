@@ -5,6 +5,7 @@
  * (`tsk a1b2c3`, as `mur watch` labels it) and the turn limit is said to be per task.
  */
 import { duration, num, short, str, taskTag, type TraceEvent, turnNumber } from "./trace_read.ts";
+import { approvalRows, steerRows } from "./trace_approvals.ts";
 
 const ISO = (ms: number | undefined) => (ms === undefined ? "?" : new Date(ms).toISOString());
 
@@ -68,6 +69,8 @@ export function showTrace(events: TraceEvent[]): string[] {
     ...section("Reopens", reopenRows(v)),
     ...section("Tasks", taskRows(v)),
     ...section("Denied calls", deniedRows(v)),
+    ...section("Approvals", approvalRows(v.of, v.whose, v.turnOf)),
+    ...section("Steers", steerRows(v.of, v.whose)),
     ...section("Tool sources", sourceRows(v)),
     ...section("OpenTelemetry", otelRows(v)),
   ];

@@ -4,10 +4,12 @@
  * skipped (their children, if any, are lifted to the nearest shown ancestor).
  */
 import { duration, num, short, str, type TraceEvent, turnNumber } from "./trace_read.ts";
+import { APPROVAL_STEPS } from "./trace_approvals.ts";
 
 type Row = (e: TraceEvent) => string;
 
 const ROWS: Record<string, Row> = {
+  ...APPROVAL_STEPS,
   session_start: (e) =>
     `session ${e.session_id}  ${str(e, "capsule_name") ?? "?"}@${str(e, "capsule_version") ?? "?"}`,
   task_start: (e) =>

@@ -6,6 +6,7 @@ import { DOOR_METHODS, PUSH_METHODS } from "../a2a/methods.ts";
 import { CAPSULE_URI, DOOR_URI, STREAM_URI } from "../events/frames.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { takesTasks } from "../session/lifecycle.ts";
+import { steerExtension } from "./steer_message.ts";
 
 export interface CardInput {
   manifest: Manifest;
@@ -42,7 +43,7 @@ export function streamFrames(process: boolean): string[] {
     "tool-call-progress",
     "tool-progress",
     "artifact",
-    ...(process ? ["quota", "suggested-prompt"] : []),
+    ...(process ? ["quota", "suggested-prompt"] : ["steer-taken"]),
     "gap",
     "lagged",
     "connection-ack",
@@ -62,9 +63,11 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     description:
       "Every JSON-RPC method this door answers, including the murmur methods murmur.WatchSession and murmur.StopSession, which are not A2A methods, and whether it accepts tasks from peer capsules.",
     required: false,
-    // Peer tasks need no consent here: `x-murmur-task-origin: peer` is honoured (peer lane)
-    // whenever the door takes tasks at all.
-    params: { methods: doorMethods(authenticated, push), peerTasks: accepts },
+    // `exports.peer_tasks.accept` (src/door/peer_tasks.ts): a door that takes no tasks takes none.
+    params: {
+      methods: doorMethods(authenticated, push),
+      peerTasks: accepts && m.exports?.peerTasks.accept === true,
+    },
   };
   const capsule = {
     uri: CAPSULE_URI,
@@ -140,6 +143,10 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
       }]
       : [],
   });
-  if (!authenticated) return { public: card([door, capsule, stream]), extended: null };
-  return { public: card([door, stream]), extended: card([door, capsule, stream]) };
+  const steer = steerExtension(m);
+  if (!authenticated) return { public: card([door, capsule, stream, ...steer]), extended: null };
+  return {
+    public: card([door, stream, ...steer]),
+    extended: card([door, capsule, stream, ...steer]),
+  };
 }

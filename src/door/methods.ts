@@ -13,6 +13,7 @@ import { type CallContext, taskFor } from "./call_context.ts";
 import { routeMessage, take } from "./send.ts";
 import { type ParamsOf, parseParams } from "../a2a/spec.ts";
 import { directReplyOf } from "./direct_reply.ts";
+import { steerAnswer } from "./steer_message.ts";
 import type { Message } from "../a2a/types.ts";
 
 export type { CallContext };
@@ -66,6 +67,11 @@ export async function sendMessage(
       throw unsupported("this capsule takes no tasks: its lifecycle.task_acceptance is none");
     }
   });
+  if (taken.kind === "steer") {
+    // How the running task took it (steer_message.ts); at once with returnImmediately.
+    const outcome = immediate ? null : await taken.outcome;
+    return { message: steerAnswer(taken.task, params.message.messageId, outcome) };
+  }
   if (taken.kind === "reply") {
     const answered = answer(taken.task);
     if (!immediate) await settled(ctx, taken.task);

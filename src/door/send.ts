@@ -18,12 +18,16 @@ export interface SendConfiguration {
   taskPushNotificationConfig?: unknown;
 }
 import { attachInlinePush, checkInlineTask, readInlinePush } from "./push_methods.ts";
+import { answerApproval, checkApprovalReply } from "./approval_answer.ts";
+import { checkSteer, isSteer, steerTask } from "./steer_message.ts";
+import type { SteerOutcome } from "../session/steer.ts";
 
 /** What a message routes to: a new task, a reply to a waiting one, a retry, or a refusal. */
 export type Routed =
   | { kind: "retry"; msg: IncomingMessage; task: TaskRecord }
   | { kind: "new"; msg: IncomingMessage }
-  | { kind: "reply"; msg: IncomingMessage; task: TaskRecord };
+  | { kind: "reply"; msg: IncomingMessage; task: TaskRecord }
+  | { kind: "steer"; msg: IncomingMessage; task: TaskRecord };
 
 /**
  * Reads the message and routes it by taskId (docs/protocol.md "Refusals"). Refusals change nothing.
@@ -53,6 +57,10 @@ export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
       meta,
     );
   }
+  if (task.state === "TASK_STATE_WORKING" && isSteer(msg)) {
+    checkSteer(ctx, task, msg);
+    return { kind: "steer", msg, task };
+  }
   if (task.state !== "TASK_STATE_INPUT_REQUIRED") {
     throw unsupported(
       `task ${task.id} is ${task.state}; this agent takes a message on a task only while it waits in TASK_STATE_INPUT_REQUIRED`,
@@ -64,6 +72,7 @@ export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
       `Invalid params: message.contextId ${msg.contextId} does not match task ${task.id}, whose contextId is ${task.contextId}`,
     );
   }
+  checkApprovalReply(ctx, task, msg);
   return { kind: "reply", msg, task };
 }
 
@@ -96,7 +105,10 @@ export function referencedTasks(ctx: CallContext, ids: string[]): string {
 
 /** Delivers a reply to a waiting task; the task answers in TASK_STATE_WORKING. */
 export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMessage): void {
-  if (!ctx.session.reply(task, msg.text, msg.history)) {
+  const delivered = task.approval
+    ? answerApproval(ctx, task, msg)
+    : ctx.session.reply(task, msg.text, msg.history);
+  if (!delivered) {
     throw unsupported(`task ${task.id} is no longer waiting for input`, {
       taskId: task.id,
       state: task.state,
@@ -124,6 +136,7 @@ export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult 
 /** What taking a routed message did: the reply delivered, or the new task submitted. */
 export type Taken =
   | { kind: "reply"; task: TaskRecord }
+  | { kind: "steer"; task: TaskRecord; outcome: Promise<SteerOutcome> }
   | { kind: "new"; result: SubmitResult };
 
 /**
@@ -141,6 +154,9 @@ export async function take(
   checkInlineTask(inline, routed.msg.taskId);
   // The inline config sees the task from the send on: the events after this one.
   const after = ctx.session.log.lastId;
+  if (routed.kind === "steer") {
+    return { kind: "steer", task: routed.task, outcome: steerTask(ctx, routed.task, routed.msg) };
+  }
   if (routed.kind === "reply") {
     deliverReply(ctx, routed.task, routed.msg);
     if (inline) attachInlinePush(ctx, inline, routed.task, after);

@@ -131,7 +131,7 @@ export async function sendStreaming(
   // The new task has no event before this: a held direct reply replays from here.
   const after = ctx.session.log.lastId;
   const taken = await take(ctx, routed, params.configuration, req.headers);
-  const task = taken.kind === "reply" ? taken.task : taken.result.task;
+  const task = taken.kind === "new" ? taken.result.task : taken.task;
   if (taken.kind === "new" && taken.result.kind === "rejected") {
     // Exactly one unnumbered `task` event, then the stream ends.
     return oneEvent(req, opening(task), ext);

@@ -8,6 +8,8 @@ export const STREAM_URI =
   "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1";
 export const DOOR_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-door-v1";
 export const CAPSULE_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-capsule-v1";
+/** The steer extension (docs/approvals.md "Steering"): its key in a message's metadata marks a steer. */
+export const STEER_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1";
 
 export interface AttachmentRef {
   mediaType: string;
@@ -56,7 +58,9 @@ export type TaskFrame =
   | ToolProgressFrame
   | ArtifactFrame
   | { frame: "quota"; windows: QuotaWindow[] }
-  | { frame: "suggested-prompt"; text: string };
+  | { frame: "suggested-prompt"; text: string }
+  /** A steer message was read by the running task before turn `turn` (src/session/steer.ts). */
+  | { frame: "steer-taken"; messageId: string; turn: number };
 
 /** Frames of one connection: never numbered, never in the replay buffer. */
 export type ConnectionFrame =

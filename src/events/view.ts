@@ -201,7 +201,8 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
     if (this.#blocked && (!flush || out.empty)) return;
     this.#writing = true;
     try {
-      if (room > 0 && (sub.pending > 0 || sub.missed > 0)) {
+      // Until nothing is pending: a take stops at a mirror's hole (subscription.ts `#holes`).
+      while (room > 0 && !this.#done && (sub.pending > 0 || sub.missed > 0)) {
         const { entries, missed } = sub.take();
         if (missed > 0) {
           this.#lostAny = true;

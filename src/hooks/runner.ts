@@ -13,6 +13,7 @@
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
 import { type BoundHook, firesAt, type HookBinding, type HookConfig } from "../manifest/types.ts";
 import type {
+  ApprovalEvent,
   CompactionAnswer,
   CompactionEvent,
   HookEvent,
@@ -252,6 +253,10 @@ export class CommandHooks implements Hooks {
 
   async sessionEnd(ev: SessionEndEvent): Promise<void> {
     await this.#observe("on-session-end", ev);
+  }
+
+  async approval(ev: ApprovalEvent): Promise<void> {
+    await this.#observe("on-approval", ev);
   }
 
   /** Waits until every async queue is empty, within the drain budget; drops what is left. */

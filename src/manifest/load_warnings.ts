@@ -9,11 +9,13 @@
  * - W-MAN-003: the capsule has shell tools and policy hooks (`commit_policy: deny`) on
  *   `on-tool-call` only: a shell call fires `on-shell`, never `on-tool-call`, so those hooks never
  *   see it (docs/hooks.md "The loop").
+ * - W-MAN-010: an `approvals.tools` entry that never asks as written (approvals.ts).
  */
 import { warningLine } from "../errors.ts";
 import { resolveOnPath } from "../path_lookup.ts";
 import type { ManifestDoc } from "./schema.ts";
 import type { Manifest } from "./types.ts";
+import { approvalProblems } from "./approvals.ts";
 
 export function loadWarnings(
   label: string,
@@ -67,6 +69,13 @@ export function loadWarnings(
         manifest.capabilities.shell.allow.join(", ")
       }): a shell call fires on-shell only. Bind a policy hook to on-shell too to guard them`,
     ));
+  }
+  const names = {
+    shell: manifest.capabilities.shell.allow,
+    other: [...manifest.tools.map((t) => t.name), ...(manifest.skills ?? []).map((s) => s.name)],
+  };
+  for (const problem of approvalProblems(manifest.approvals, names)) {
+    out.push(warningLine("W-MAN-010", `${label}: ${problem}`));
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { approvalsConfig } from "./approvals.ts";
 import { normalizeMcpServers } from "./mcp_servers.ts";
 import { normalizeOpenApiServices } from "./openapi_services.ts";
 import type {
@@ -124,8 +125,10 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         maxBytes: doc.outputs.max_bytes ?? DEFAULTS.maxFileBytes,
       },
     }),
+    ...(doc.exports?.peer_tasks?.accept === true && { exports: { peerTasks: { accept: true } } }),
     tools: [],
     hooks: [],
+    ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),
     ...(doc.mcp_servers && { mcpServers: normalizeMcpServers(doc.mcp_servers, dir) }),
     ...(doc.openapi_services &&
       { openApiServices: normalizeOpenApiServices(doc.openapi_services, dir) }),

@@ -5,23 +5,11 @@
 import { z } from "zod";
 import { manifestSchema } from "./schema.ts";
 
-/** Edit distance (insert, delete, substitute, swap two neighbours) between two short keys. */
-export function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
+import { distance } from "../edit_distance.ts";
 
-/** The schema one level down: optional, pipes and arrays unwrapped; an object's field by name. */
+export { distance };
+
+/** The schema one level down: optional, lazy, pipes and arrays unwrapped; an object's field by name. */
 function child(schema: z.ZodType, part: PropertyKey): z.ZodType | undefined {
   let s: z.ZodType | undefined = inner(schema);
   if (typeof part === "number") {
@@ -38,6 +26,7 @@ function inner(schema: z.ZodType): z.ZodType {
   let s = schema;
   for (let i = 0; i < 8; i++) {
     if (s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodLazy) s = s.unwrap() as z.ZodType; // a section (schema.ts)
     else if (s instanceof z.ZodPipe) s = s.out as z.ZodType;
     else break;
   }

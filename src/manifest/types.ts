@@ -5,6 +5,8 @@
 import type { McpServerConfig } from "./mcp_servers.ts";
 import type { OpenApiService } from "./openapi_services.ts";
 
+import type { ApprovalsConfig } from "./approvals.ts";
+
 export type Transport = "http" | "process";
 export type HttpDriverName = "scripted" | "anthropic" | "openai" | "openai-compatible";
 export type ProcessDriverName = "claude-code" | "codex";
@@ -23,7 +25,8 @@ export type HookBinding =
   | "on-shell"
   | "on-compaction"
   | "on-task-end"
-  | "on-session-end";
+  | "on-session-end"
+  | "on-approval";
 export type CommitPolicy =
   | "none"
   | "write-manifests"
@@ -267,12 +270,16 @@ export interface Manifest {
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */
   outputs?: OutputsConfig;
+  /** `exports:` (docs/door.md "Peer tasks and trust"); absent: the capsule takes no peer tasks. */
+  exports?: { peerTasks: { accept: boolean } };
   /** `tools:` entries, then the tool artifacts in `artifacts:` order. */
   tools: ToolConfig[];
   /** `hooks:` entries, then the hook artifacts in `artifacts:` order. */
   hooks: HookConfig[];
   /** The skill artifacts in `artifacts:` order (absent: none). */
   skills?: SkillConfig[];
+  /** `approvals:` (docs/approvals.md); absent: no call waits for approval. */
+  approvals?: ApprovalsConfig;
   /** `mcp_servers:` in manifest order (absent: none); docs/mcp.md. */
   mcpServers?: McpServerConfig[];
   /** `openapi_services:` in manifest order (absent: none); docs/mcp.md "OpenAPI services". */

@@ -106,6 +106,26 @@ export interface TaskEndEvent {
   result: string;
 }
 
+/**
+ * on-approval (docs/approvals.md): a call began waiting for approval (`requested`), or the wait
+ * ended (`resolved`: `outcome`, `by` when someone answered, the person's `reason`, `waited_ms`).
+ */
+export interface ApprovalEvent {
+  task_id: string;
+  phase: "requested" | "resolved";
+  turn: number;
+  tool_name: string;
+  tool_call_id: string;
+  arguments_hash: string;
+  /** requested: the policy rule that asked; resolved: the person's reason, if any. */
+  reason?: string;
+  /** requested: the line a person reads (`approve bash: git push origin main?`). */
+  prompt?: string;
+  outcome?: "approved" | "denied" | "expired" | "canceled";
+  by?: string;
+  waited_ms?: number;
+}
+
 /** What `session_end` records (src/trace_events.ts): one record, the hook's and the trace's. */
 export type SessionEndEvent = TraceFieldsOf["session_end"];
 
@@ -127,7 +147,8 @@ export type HookEvent =
   | ToolResultEvent
   | CompactionEvent
   | TaskEndEvent
-  | SessionEndEvent;
+  | SessionEndEvent
+  | ApprovalEvent;
 
 export interface Hooks {
   sessionStart(ev: SessionStartEvent): Promise<void>;
@@ -143,6 +164,8 @@ export interface Hooks {
   compaction(ev: CompactionEvent): Promise<CompactionAnswer>;
   taskEnd(ev: TaskEndEvent): Promise<TaskEndDecision>;
   sessionEnd(ev: SessionEndEvent): Promise<void>;
+  /** on-approval observers (docs/approvals.md): a wait began or ended. */
+  approval(ev: ApprovalEvent): Promise<void>;
   /** Drains async hook queues before the session ends. */
   drain(): Promise<void>;
   /** A hook with `commit_policy: replace-context` is bound to on-compaction. */
@@ -158,6 +181,7 @@ export const NO_HOOKS: Hooks = {
   compaction: () => Promise.resolve({ declined: "no_hook_replacement" }),
   taskEnd: () => Promise.resolve({}),
   sessionEnd: () => Promise.resolve(),
+  approval: () => Promise.resolve(),
   drain: () => Promise.resolve(),
   hasCompaction: false,
 };

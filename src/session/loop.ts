@@ -15,6 +15,7 @@ import { IdSource } from "../ids.ts";
 import { fence } from "../tools/fence.ts";
 import { HandedOff } from "../crew/calls/handed_off.ts";
 import { type Continuation, handedOffWork, keepWorking } from "./continuation.ts";
+import { dropSteers, steerAfterStop } from "./steer.ts";
 import { saveConversation } from "./conversation_record.ts";
 import { HarnessAttempt } from "./harness_attempt.ts";
 import { HttpAttempt } from "./http_attempt.ts";
@@ -66,7 +67,7 @@ export class TaskLoop {
     this.#d = d;
     const pipeline = new ToolPipeline(d);
     // What may continue an attempt once the model stops, in order (continuation.ts).
-    const continuations: Continuation[] = [handedOffWork(d), keepWorking(d)];
+    const continuations: Continuation[] = [steerAfterStop(d), handedOffWork(d), keepWorking(d)];
     // The one place the transport matters: which kind of attempt the driver runs.
     this.#attempt = isHarnessDriver(o.driver)
       ? new HarnessAttempt(d, o.driver, pipeline, continuations)
@@ -125,6 +126,7 @@ export class TaskLoop {
       break;
     }
 
+    dropSteers(task, "the task ended before its next turn");
     // Work still out when the task ends (no turn left, failed, canceled) is stopped and its
     // cancels sent before the task's end is recorded (docs/crews.md).
     task.handedOff.stopAll(end.kind === "canceled" ? "canceled" : "ended");

@@ -193,6 +193,8 @@ export class Registry {
     state: Exclude<TaskState, "TASK_STATE_COMPLETED" | "TASK_STATE_FAILED">,
     message?: string,
     annotation?: Record<string, unknown>,
+    /** Parts after the message's text part (an approval's data part: src/session/approval.ts). */
+    extraParts?: Part[],
   ): void {
     if (isTerminal(task.state)) return;
     // Anything but the first turn's own status means more than a one-turn answer.
@@ -206,7 +208,7 @@ export class Registry {
     task.status = {
       state,
       ...(message !== undefined
-        ? { message: agentMessage(this.#ids.next("msg"), task, message) }
+        ? { message: agentMessage(this.#ids.next("msg"), task, message, extraParts) }
         : {}),
       timestamp: timestamp(now),
     };

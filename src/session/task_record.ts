@@ -2,7 +2,9 @@
  * One task as the registry holds it. `toA2A` is what GetTask answers; everything a client can
  * read about a task comes from here.
  */
-import type { Artifact, Message, Task, TaskState, TaskStatus } from "../a2a/types.ts";
+import type { Artifact, Message, Part, Task, TaskState, TaskStatus } from "../a2a/types.ts";
+import type { PendingApproval } from "./approval.ts";
+import type { PendingSteer } from "./steer.ts";
 import { isTerminal, timestamp } from "../a2a/types.ts";
 import type { HandedOff } from "../crew/calls/handed_off.ts";
 import type { TaskHistory } from "./task_history.ts";
@@ -84,6 +86,10 @@ export interface TaskRecord {
   indirect?: boolean;
   /** Set while a request-input wait is open: delivers the reply. */
   inputWaiter?: (reply: string) => void;
+  /** Set while a call waits for approval (docs/approvals.md): the door answers it. */
+  approval?: PendingApproval;
+  /** Steer messages not yet read by the running task (src/session/steer.ts), oldest first. */
+  steers?: PendingSteer[];
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;
@@ -97,13 +103,18 @@ export function artifactOf(name: string, text: string): Artifact {
   return { artifactId: name, name, parts: [textPart(text)] };
 }
 
-export function agentMessage(messageId: string, task: TaskRecord, text: string): Message {
+export function agentMessage(
+  messageId: string,
+  task: TaskRecord,
+  text: string,
+  extraParts: Part[] = [],
+): Message {
   return {
     messageId,
     contextId: task.contextId,
     taskId: task.id,
     role: "ROLE_AGENT",
-    parts: [textPart(text)],
+    parts: [textPart(text), ...extraParts],
   };
 }
 
@@ -130,6 +141,14 @@ export function toA2A(task: TaskRecord, includeArtifacts = true, historyLength?:
     }
     if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.prompt !== undefined) {
       artifacts.push(artifactOf("prompt", task.prompt));
+    }
+    if (task.state === "TASK_STATE_INPUT_REQUIRED" && task.approval) {
+      // The pending approval as a data part: what `mur approve` reads to answer it.
+      artifacts.push({
+        artifactId: "approval",
+        name: "approval",
+        parts: [{ data: task.approval.detail, mediaType: "application/json" }],
+      });
     }
     for (const f of task.published) artifacts.push(f.artifact);
     if (task.residue.length > 0) {

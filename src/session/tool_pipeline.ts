@@ -2,10 +2,12 @@
  * One tool call, from the model's request to the result it gets back, as named stages in the
  * order docs/tools.md describes:
  *
- *   refuse (required fields → read_only) → policy hook → dispatch → artifact → record → observe
+ *   refuse (required fields → read_only) → policy hook → approval → dispatch → artifact → record
+ *   → observe
  *
- * `refuse` and `policy` may answer in place of the tool; `artifact` writes the frame (an http
- * capsule only: a harness reports the result itself, and that report is the frame); `record`
+ * `refuse`, `policy` and `approval` (approval_wait.ts) may answer in place of the tool; `artifact`
+ * writes the frame (an http capsule only: a harness reports the result itself, and that report
+ * is the frame); `record`
  * writes the `tool_call` / `shell` lines and hands a detached shell to the session; `observe`
  * runs the observer hooks. The same pipeline serves an http turn and a harness's bridge call.
  */
@@ -16,6 +18,7 @@ import type { AttachmentRef } from "../events/frames.ts";
 import { notReached, type ToolProgress, type ToolResult } from "../tools/types.ts";
 import { ProgressRelay } from "./tool_progress.ts";
 import { INPUT_TIMEOUT, InputTimeout } from "./request_input.ts";
+import { approvalStage } from "./approval_wait.ts";
 import { type LoopDeps, type TaskRun, toolContext } from "./task_run.ts";
 import type { TurnSink } from "./turn_sink.ts";
 
@@ -93,7 +96,8 @@ export class ToolPipeline implements CallRunner {
       },
     };
     let inputTimedOut = false;
-    let result = this.#refuse(c) ?? await this.#policy(c);
+    let result = this.#refuse(c) ?? await this.#policy(c) ??
+      await approvalStage(this.d, run, { call, turn: c.turn, parent, isShell });
     if (!result) ({ result, inputTimedOut } = await this.#dispatch(c));
     // A skill call is a skill_call line, not counted among the tool calls (docs/manifest.md "artifacts").
     if (!result.skill) run.counters.toolCalls++;

@@ -19,18 +19,21 @@ import {
   type ToolResult,
 } from "./types.ts";
 
-const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
-const ImageBlock = z.object({
-  type: z.literal("image"),
-  mimeType: z.string().min(1),
-  data: z.string(),
-});
-/** Other MCP blocks (audio, resource, resource_link) are recognised and left out with a note. */
-const OtherBlock = z.looseObject({ type: z.string() });
-const CallToolResult = z.looseObject({
-  content: z.array(z.union([TextBlock, ImageBlock, OtherBlock])),
-  isError: z.boolean().optional(),
-});
+/**
+ * An MCP CallToolResult; other MCP blocks (audio, resource, resource_link) are recognised and left
+ * out with a note. Built on first use: no tool has answered when a session starts
+ * (docs/benchmarks.md "Cost per session": schemas built at start).
+ */
+const CallToolResult = z.lazy(() =>
+  z.looseObject({
+    content: z.array(z.union([
+      z.object({ type: z.literal("text"), text: z.string() }),
+      z.object({ type: z.literal("image"), mimeType: z.string().min(1), data: z.string() }),
+      z.looseObject({ type: z.string() }),
+    ])),
+    isError: z.boolean().optional(),
+  })
+);
 
 export interface ParsedOutput {
   text: string;

@@ -16,6 +16,7 @@ export const PAGE_FILES: Readonly<Record<string, string>> = {
   "model.js": "text/javascript; charset=utf-8",
   "sse.js": "text/javascript; charset=utf-8",
   "view.js": "text/javascript; charset=utf-8",
+  "approval.js": "text/javascript; charset=utf-8",
   "icon.svg": "image/svg+xml",
 };
 

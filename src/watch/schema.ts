@@ -223,8 +223,18 @@ function partsText(parts: Part[] | undefined): string | undefined {
   return parts
     .map((
       p,
-    ) => (p.text !== undefined ? p.text : p.data !== undefined ? JSON.stringify(p.data) : ""))
+    ) => (p.text !== undefined ? p.text : p.data !== undefined ? dataText(p.data) : ""))
     .join("");
+}
+
+/**
+ * A data part as a line shows it: JSON, except an approval's, which its text part already says
+ * for a person (docs/door.md "Approvals and steering").
+ */
+function dataText(data: unknown): string {
+  const approval = typeof data === "object" && data !== null &&
+    (data as Record<string, unknown>).kind === "approval";
+  return approval ? "" : JSON.stringify(data);
 }
 
 /** The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not). */

@@ -14,6 +14,7 @@ export const BUNDLE_SUITES: Record<string, readonly string[]> = {
   "tests/cli/stop_test.ts": ["cli/stop.ts"],
   "tests/cli/cancel_ps_test.ts": ["cli/cancel.ts", "cli/ps.ts"],
   "tests/cli/trace_test.ts": ["cli/trace.ts"],
+  "tests/cli/approve_test.ts": ["cli/approve.ts", "cli/deny.ts"],
   "tests/cluster/edge_test.ts": ["cli/edge.ts"],
   "tests/crew/formation_test.ts": ["crew/formation/launch.ts", "crew/formation/formation_stop.ts"],
   "tests/crew/call_member_test.ts": ["session/crew_tools.ts"],

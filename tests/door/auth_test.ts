@@ -375,6 +375,8 @@ Deno.test("tokens: operator and one per credential in the --json line and the 06
     assert.deepEqual(card.capabilities.extensions.map((e: { uri: string }) => e.uri), [
       DOOR_URI,
       "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
+      // A running task can be steered (docs/approvals.md "Steering").
+      "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1",
     ]);
     assert.equal(card.capabilities.extendedAgentCard, true);
     assert.deepEqual(card.securityRequirements, [{ schemes: { bearer: { list: [] } } }]);
@@ -394,6 +396,7 @@ Deno.test("tokens: operator and one per credential in the --json line and the 06
       DOOR_URI,
       CAPSULE_URI,
       "https://docs.murmur.nexus/reference/streaming-protocol/#murmur-stream-v1",
+      "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1",
     ]);
     assert.equal(x.capabilities.extensions[1].params.sessionId, cap.ready.session_id);
     for (const k of ["url", "preferredTransport", "security", "protocolVersion"]) {

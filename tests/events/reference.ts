@@ -63,6 +63,8 @@ function frameObject(f: TaskFrame): Record<string, unknown> {
       return { frame: "quota", windows: f.windows };
     case "suggested-prompt":
       return { frame: "suggested-prompt", text: f.text };
+    case "steer-taken":
+      return { frame: "steer-taken", messageId: f.messageId, turn: f.turn };
     case "tool-progress":
       return {
         frame: "tool-progress",

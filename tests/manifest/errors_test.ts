@@ -326,7 +326,7 @@ Deno.test("E-MAN-003: tools and hooks", async (t) => {
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-finish\n    command: [x]\n`,
-      "hooks[0].binding: 'on-finish' is not one of on-stage, on-session-start, on-task-start, on-inference, on-tool-call, on-shell, on-compaction, on-task-end, on-session-end",
+      "hooks[0].binding: 'on-finish' is not one of on-stage, on-session-start, on-task-start, on-inference, on-tool-call, on-shell, on-compaction, on-task-end, on-session-end, on-approval",
     ],
     [
       `${BASE}hooks:\n  - name: h\n    binding: on-task-end\n    commit_policy: veto\n    command: [x]\n`,

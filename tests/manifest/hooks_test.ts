@@ -15,6 +15,7 @@ const BINDINGS = [
   "on-compaction",
   "on-task-end",
   "on-session-end",
+  "on-approval",
 ];
 const POLICIES = ["none", "seed-context", "replace-context", "reopen-task", "deny"];
 
@@ -61,8 +62,8 @@ Deno.test("every binding/commit_policy pair: valid pairs load, others are E-MAN-
       });
     }
   }
-  // 8 bindings with none, plus the 5 committing pairs.
-  assert.equal(valid, 13);
+  // 9 bindings with none (on-approval among them), plus the 5 committing pairs.
+  assert.equal(valid, 14);
 });
 
 Deno.test("the reference's own example message for review-gate", async () => {

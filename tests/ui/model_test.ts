@@ -272,3 +272,38 @@ Deno.test("published files: raw, url (as a path under the page's own door) and d
     { name: "stats", mediaType: "application/json", raw: null, path: null, data: { rows: 3 } },
   ]);
 });
+
+Deno.test("model: an input-required status with an approval data part is the task's approval until the task works again; a steer-taken frame is a line", () => {
+  const m = createModel();
+  const detail = {
+    kind: "approval",
+    tool: "bash",
+    source: "shell",
+    arguments: { command: "git push origin main" },
+    argumentsHash: "sha256:" + "0".repeat(64),
+    reason: "approvals.tools.bash",
+  };
+  applyEvent(m, 1, {
+    result: {
+      statusUpdate: {
+        taskId: "tsk_a",
+        contextId: "ctx_1",
+        status: {
+          state: "TASK_STATE_INPUT_REQUIRED",
+          message: { parts: [{ text: "approve bash: git push origin main?" }, { data: detail }] },
+        },
+      },
+    },
+  }, 0);
+  const t = m.tasks.get("tsk_a")!;
+  assert.deepEqual(t.approval, detail);
+  assert.equal(t.prompt, "approve bash: git push origin main?");
+  applyEvent(m, 2, status("tsk_a", "TASK_STATE_WORKING", "resumed"), 0);
+  assert.equal(t.approval, null);
+  // A question (no data part) is no approval.
+  applyEvent(m, 3, status("tsk_a", "TASK_STATE_INPUT_REQUIRED", "Which branch?"), 0);
+  assert.equal(t.approval, null);
+  applyEvent(m, 4, frame("tsk_a", { frame: "steer-taken", messageId: "m1", turn: 3 }), 0);
+  const lastItem = t.items.at(-1) as { kind: string; text: string };
+  assert.deepEqual([lastItem.kind, lastItem.text], ["status", "steer read before turn 3"]);
+});

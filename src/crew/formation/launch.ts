@@ -11,6 +11,7 @@
  */
 import { errorMessage, MurError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { newLineAfterInterrupt } from "../../interrupt_newline.ts";
 import { mintEdgeToken } from "../../door/auth.ts";
 import { murmurHome } from "../../home/running_records.ts";
 import { ChildCapsule, killGroup } from "../calls/child_capsule.ts";
@@ -129,7 +130,8 @@ class Formation {
     }
     const st = await entry.child.exited;
     await this.#stopAll();
-    if (this.#signal !== null) return this.#signal;
+    // Stopped by a signal (`mur stop <frm>`, Ctrl-C) or not, the formation ends as its entry
+    // member did: its status line and exit code, as a single capsule's stop does.
     if (!this.v.json) console.log(`status: ${entryStatus(entry.child)}`);
     return st.signal ? 128 + signalNumber(st.signal) : st.code;
   }
@@ -261,17 +263,25 @@ class Formation {
     }
     this.#signal = code;
     const name = code === 130 ? "SIGINT" : "SIGTERM";
+    newLineAfterInterrupt(name);
     console.error(`[mur run] ${name}: stopping the formation ${this.id}`);
-    this.#stopAll();
+    // The entry first: its calls still out end `abandoned` and their cancels reach members that
+    // still run; stopped together, a member's own wind-down could end the call `canceled` first.
+    const entry = this.running.find((r) => r.member.entry);
+    void (entry ? this.#stop(entry) : Promise.resolve()).then(() => this.#stopAll());
   }
 
   /** Stops every member started so far, all at once (each member once). */
   async #stopAll(): Promise<void> {
     this.#stopping = true;
-    await Promise.all(this.running.map((r) => {
-      r.stopped ??= r.child.stop(MEMBER_STOP_GRACE_MS).then(() => {}, () => {});
-      return r.stopped;
-    }));
+    await Promise.all(this.running.map((r) => this.#stop(r)));
+  }
+
+  /** Stops one member (once, however often asked). */
+  #stop(r: Running): Promise<void> {
+    this.#stopping = true;
+    r.stopped ??= r.child.stop(MEMBER_STOP_GRACE_MS).then(() => {}, () => {});
+    return r.stopped;
   }
 }
 

@@ -89,7 +89,7 @@ function launch(req: LaunchRequest): LaunchPlan {
     if (req.telemetry.content) args.push("-c", "otel.log_user_prompt=true");
     Object.assign(env, otlpEnv(req.telemetry));
   }
-  // No system-prompt flag: the notices and the manifest prompt go before the task.
+  // No system-prompt flag: the [Capsule] block and the manifest prompt go before the task.
   const names = [...(req.bridge ? [req.bridge.serverName] : []), ...servers.map((s) => s.name)];
   const guidance = names.length
     ? `Use only the tools of the MCP server${names.length > 1 ? "s" : ""} ${

@@ -53,6 +53,18 @@ const view = createView({
       configuration: { returnImmediately: true },
     });
   },
+  async approve(taskId, argumentsHash, approve, reason) {
+    const data = { approve, argumentsHash, ...(reason ? { reason } : {}) };
+    await client.rpc("SendMessage", {
+      message: {
+        messageId: messageId(),
+        role: "ROLE_USER",
+        taskId,
+        parts: [{ data, mediaType: "application/json" }],
+      },
+      configuration: { returnImmediately: true },
+    });
+  },
   image: (url) => client.image(url),
 });
 

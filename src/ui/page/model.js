@@ -49,13 +49,17 @@ export function isTerminal(state) {
  * @typedef {{ kind: "status", key: number, rev: number, state: string, text: string }} StatusItem
  * @typedef {{ kind: "suggestion", key: number, rev: number, text: string }} SuggestionItem
  * @typedef {TextItem | ToolItem | StatusItem | SuggestionItem} Item
+ * @typedef {{ kind: "approval", tool: string, source?: string,
+ *   arguments?: Record<string, unknown>, argumentsPreview?: string, argumentsHash: string,
+ *   reason?: string }} Approval the tool call an INPUT_REQUIRED task waits to have approved
+ *   (docs/approvals.md "The wire")
  * @typedef {{ toolName: string, content: string, fenceSource: string | null,
  *   toolCallId: string | null, isError: boolean, durationMs: number | null,   exitCode: number |
  * null, truncated: boolean,   attachments: { mediaType: string, sizeBytes: number, sha256: string,
  * url: string }[] }} Artifact
  * @typedef {{
  *   id: string, contextId: string, seq: number, rev: number, state: string, message: string,
- *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null,
+ *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null, approval: Approval | null,
  *   response: string | null, lane: string | null, origin: string | null, files: Published[],
  *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
  * }} Task
@@ -133,6 +137,7 @@ function taskOf(m, id, contextId, now) {
     items: [],
     dropped: 0,
     prompt: null,
+    approval: null,
     response: null,
     files: [],
     lane: null,
@@ -305,10 +310,36 @@ function taskFrame(m, t, f, now) {
       closeBlocks(t);
       push(t, { kind: "suggestion", key: m.nextKey++, rev: 0, text: String(f.text) });
       return;
+    case "steer-taken":
+      // A steer the task read (docs/approvals.md "Steering"): a line where it took effect.
+      closeBlocks(t);
+      push(t, {
+        kind: "status",
+        key: m.nextKey++,
+        rev: 0,
+        state: t.state,
+        text: `steer read before turn ${Number(f.turn)}`,
+      });
+      return;
     default:
       // An unknown frame is ignored (docs/protocol.md "Unknown frames and keys").
       return;
   }
+}
+
+/**
+ * The approval data part of a status message, when it carries one.
+ * @param {Record<string, any> | undefined} message
+ * @returns {Approval | null}
+ */
+function approvalOf(message) {
+  for (const p of message?.parts ?? []) {
+    const d = p?.data;
+    if (d && d.kind === "approval" && typeof d.argumentsHash === "string") {
+      return { ...d, tool: String(d.tool ?? "") };
+    }
+  }
+  return null;
 }
 
 /**
@@ -335,6 +366,7 @@ function statusUpdate(m, su, now) {
     if (turn) t.turn = Number(turn[1]);
     if (meta && typeof meta.reopen === "number") t.reopens = meta.reopen;
     t.prompt = state === "TASK_STATE_INPUT_REQUIRED" ? text : null;
+    t.approval = state === "TASK_STATE_INPUT_REQUIRED" ? approvalOf(status.message) : null;
     if (text || isTerminal(state) || state === "TASK_STATE_INPUT_REQUIRED") {
       push(t, { kind: "status", key: m.nextKey++, rev: 0, state, text });
     }

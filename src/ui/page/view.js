@@ -6,6 +6,7 @@
  * model holds and no more (bounded; see model.js).
  */
 import { isTerminal, stateWord } from "./model.js";
+import { ApprovalForm } from "./approval.js";
 
 /**
  * @typedef {import("./model.js").SessionModel} SessionModel
@@ -14,6 +15,7 @@ import { isTerminal, stateWord } from "./model.js";
  * @typedef {{
  *   cancel: (taskId: string) => Promise<void>,
  *   answer: (taskId: string, text: string) => Promise<void>,
+ *   approve: import("./approval.js").AnswerApproval,
  *   image: (url: string) => Promise<string>,
  *   can: (method: string) => boolean,
  * }} Actions
@@ -268,6 +270,7 @@ class TaskCard {
     this.answerBox.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.answer.requestSubmit();
     });
+    this.approval = new ApprovalForm(t.id, actions.approve, (text) => this.showError(text));
     this.responseBody = h("div", { class: "response-body" });
     this.response = h(
       "section",
@@ -296,6 +299,7 @@ class TaskCard {
       this.dropped,
       this.list,
       this.answer,
+      this.approval.el,
       this.response,
       this.files,
       this.error,
@@ -326,7 +330,9 @@ class TaskCard {
     } not shown (the full record is in the session's trace.jsonl)`;
     this.syncItems(t);
     this.cancel.hidden = isTerminal(t.state) || !this.actions.can("CancelTask");
-    const asking = t.prompt !== null && this.actions.can("SendMessage");
+    // An approval is answered by its own controls, not the answer box (approval.js).
+    this.approval.update(t.approval, this.actions.can("SendMessage"));
+    const asking = t.prompt !== null && t.approval === null && this.actions.can("SendMessage");
     if (asking && this.answer.hidden) this.answerButton.removeAttribute("disabled");
     this.answer.hidden = !asking;
     this.promptText.textContent = t.prompt ?? "";

@@ -1,0 +1,44 @@
+/**
+ * mur watch shows a pending approval as its person-readable line, `[input-required] approve bash:
+ * git push origin main?`, without the approval's data part (docs/door.md "Approvals and
+ * steering"); any other data part still prints as JSON.
+ */
+import { deepStrictEqual as assertEquals } from "node:assert/strict";
+import { type Out, WatchRenderer } from "../../src/watch/render.ts";
+
+const T1 = "tsk_0199c4e2f1b7712a9d3e4f5061728394";
+
+function statusWith(parts: unknown[]) {
+  return {
+    statusUpdate: {
+      taskId: T1,
+      contextId: "ctx_1",
+      status: { state: "TASK_STATE_INPUT_REQUIRED", message: { role: "ROLE_AGENT", parts } },
+    },
+  };
+}
+
+function stdoutOf(events: unknown[]): string {
+  const r = new WatchRenderer();
+  const outs: Out[] = events.flatMap((e) => r.handle(e));
+  return outs.filter((o) => o.to === "stdout").map((o) => o.text).join("");
+}
+
+Deno.test("watch: an approval's status shows its text part, not its data part", () => {
+  const detail = {
+    kind: "approval",
+    tool: "bash",
+    source: "shell",
+    arguments: { command: "git push origin main" },
+    argumentsHash: "sha256:" + "a".repeat(64),
+    reason: "approvals.tools.bash",
+  };
+  assertEquals(
+    stdoutOf([statusWith([{ text: "approve bash: git push origin main?" }, { data: detail }])]),
+    "[input-required] approve bash: git push origin main?\n",
+  );
+  assertEquals(
+    stdoutOf([statusWith([{ text: "pick one " }, { data: { x: 1 } }])]),
+    '[input-required] pick one {"x":1}\n',
+  );
+});
