@@ -204,12 +204,27 @@ export class McpSource {
     }
   }
 
+  /**
+   * An HTTP server stopped answering a call (no answer, or an HTTP error such as a session it no
+   * longer knows): connected again after a wait, as a stdio server is restarted.
+   */
+  lost(client: Client, why: string): void {
+    if (this.cfg.kind !== "http" || client !== this.#client || this.state !== "up") return;
+    this.#client = null;
+    void client.close().catch(() => {});
+    void this.#restart(` (${why})`);
+  }
+
   /** The connection ended without mur closing it: restart after a wait, or mark down. */
   async #closed(client: Client): Promise<void> {
     if (client !== this.#client || this.state === "closed") return;
     const t = this.#transport;
     const exit = t instanceof McpStdioTransport && t.exit ? ` (${t.exit})` : "";
     this.#client = null;
+    await this.#restart(exit);
+  }
+
+  async #restart(exit: string): Promise<void> {
     const delays = this.d.restartDelaysMs ?? RESTART_DELAYS_MS;
     while (this.#restarts < delays.length) {
       const wait = delays[this.#restarts++];
