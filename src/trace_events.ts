@@ -289,6 +289,10 @@ interface SessionLines {
     system_prompt_sha256: string | null;
     /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
     runtime_artifacts: RuntimeArtifactField[];
+    /** The floor the manifest or `--containment` asked for (docs/containment.md); null: none. */
+    containment_declared: string | null;
+    /** The class every process of the session runs under. */
+    containment_achieved: string;
   };
   session_end: {
     total_turns: number;

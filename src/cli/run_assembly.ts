@@ -38,6 +38,14 @@ import { readTask } from "./run_inputs.ts";
 import type { SourcesLaunch } from "./run_sources.ts";
 import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { watchFaults } from "./run_endings.ts";
+import {
+  chooseContainment,
+  type ContainmentChoice,
+  containmentRuntime,
+} from "../containment/launch.ts";
+import type { ContainmentPolicy } from "../containment/policy.ts";
+import { containmentConfig } from "../manifest/containment_keys.ts";
+import type { SessionContainment } from "../session/session_api.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
 type Door = Awaited<ReturnType<typeof startDoor>>;
@@ -56,6 +64,8 @@ export interface Capsule {
   door: Door;
   /** The launch task's text (`--task`, else the workdir's task.md), or null. */
   taskText: string | null;
+  /** The launch task's id, once the session took it (run.ts `start`). */
+  launchTaskId?: string;
   /** The cluster's module and the token key the door shares, with `cluster:`. */
   cluster: { module: ClusterModule; tokenKey: Uint8Array | undefined } | null;
   /** Resolves on the first error nobody caught (run_endings.ts watchFaults). */
@@ -68,6 +78,8 @@ export interface Capsule {
   murmurMd(url: string | null): void;
   /** The manifest's tool sources, started (docs/mcp.md), or null without any. */
   mcp: SourcesLaunch | null;
+  /** The class the session's processes run under, and the `-v` line saying so. */
+  containment: ContainmentChoice;
 }
 
 /** What the launch brings besides its plan. */
@@ -85,10 +97,14 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // (transport: process) runs in the workdir, so it is made once the workdir exists.
   const turnDriver = plan.harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
+  // The floor is checked before anything is made: E-CAP-003 leaves no workdir behind.
+  const choice = await chooseContainment(manifest.containment, plan.containment, env);
+  for (const w of choice.warnings) warn(w);
   // One session per workdir: refused (E-RUN-043) while a live session holds it. The lock goes
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
+  const policy = await containmentPolicy(choice, manifest, sessionId, workdir);
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -96,7 +112,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
   const mcp = await sourcesFor(plan, workdir);
   for (const source of mcp?.sources ?? []) toolbox.addSource(source);
   const sessionTools = new Map<string, Tool>();
@@ -109,8 +125,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     sessionTools,
     otel,
     resume: inputs.resume,
-    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel),
+    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel, policy),
     runtimeArtifacts: staged.artifacts,
+    containment: { declared: choice.declared, achieved: choice.achieved, policy },
     finishPush: () => finishPush(push),
   });
   push = await pushFor(plan, session);
@@ -156,7 +173,29 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     inventory: offered,
     murmurMd,
     mcp,
+    containment: choice,
   };
+}
+
+/** The policy every process of the session runs under; its files go when the process ends. */
+async function containmentPolicy(
+  choice: ContainmentChoice,
+  manifest: Manifest,
+  sessionId: string,
+  workdir: Workdir,
+): Promise<ContainmentPolicy | undefined> {
+  const contained = await containmentRuntime(
+    choice,
+    manifest.containment ?? containmentConfig({}),
+    {
+      sessionId,
+      workdir: workdir.root,
+      manifestDir: manifest.dir,
+      readOnly: manifest.capabilities.filesystem.readOnly,
+    },
+  );
+  globalThis.addEventListener("unload", () => contained.close());
+  return contained.policy;
 }
 
 /**
@@ -198,7 +237,12 @@ async function otelExport(manifest: Manifest, session: () => Session) {
  * manifests and skills; then the toolbox over them. A failure stops the launch here: no trace, no
  * door, no record.
  */
-async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string) {
+async function stagedTools(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  containment: ContainmentPolicy | undefined,
+) {
   const { manifest } = plan;
   const staged = await stageCapsule({
     manifest,
@@ -206,6 +250,7 @@ async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string
     sessionId,
     hookTimeoutMs: hookTimeoutMs(env),
     warn,
+    containment,
   });
   const toolbox = new ToolBox({
     capabilities: manifest.capabilities,
@@ -240,8 +285,10 @@ function commandHooks(
   sessionId: string,
   session: () => Session,
   otel: OtelExport | null,
+  containment: ContainmentPolicy | undefined,
 ): CommandHooks {
   return new CommandHooks({
+    containment,
     hooks: manifest.hooks,
     workdirRoot: workdir.root,
     logsDir: workdir.logs,
@@ -270,6 +317,7 @@ function buildSession(plan: LaunchPlan, p: {
   resume?: ResumePlan;
   hooks: CommandHooks;
   runtimeArtifacts: RuntimeArtifactField[];
+  containment: SessionContainment;
   finishPush(): Promise<void>;
 }): Session {
   const { resume, toolbox } = p;
@@ -299,6 +347,7 @@ function buildSession(plan: LaunchPlan, p: {
       })),
     holdCancelStatus: isHarnessDriver(p.driver),
     runtimeArtifacts: p.runtimeArtifacts,
+    containment: p.containment,
     warn,
     otel: p.otel ?? undefined,
     push: { finish: p.finishPush },

@@ -9,6 +9,7 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { declaredContainment } from "./containment_keys.ts";
 import { approvalsConfig } from "./approvals.ts";
 import { normalizeMcpServers } from "./mcp_servers.ts";
 import { normalizeOpenApiServices } from "./openapi_services.ts";
@@ -21,6 +22,11 @@ import type {
   ProcessDriverName,
   ToolConfig,
 } from "./types.ts";
+
+/** `{[key]: value}`, or nothing when value is undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 // Why long: one mapping from the manifest document to the normalized Manifest, block by block as
 // docs/manifest.md lists them.
@@ -107,6 +113,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         },
       }),
     },
+    ...optional("containment", declaredContainment(doc)),
     observability: {
       ...(doc.observability?.otel_endpoint !== undefined && {
         otelEndpoint: doc.observability.otel_endpoint,

@@ -13,6 +13,12 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import {
+  capNetworkSchema,
+  containmentSchema,
+  filesystemContainmentKeys,
+  resourcesSchema,
+} from "./containment_keys.ts";
 import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
 import { mcpServersSchema } from "./mcp_servers.ts";
@@ -429,8 +435,13 @@ const clusterSchema = section(() => ({
 
 const capabilitiesSchema = section(() => ({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
-  filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+  filesystem: mapping({
+    read_only: list(relativeSubtree()).optional(),
+    ...filesystemContainmentKeys,
+  }).optional(),
   spawn: mapping({ allow: spawnAllow().optional() }).optional(),
+  network: capNetworkSchema.optional(),
+  resources: resourcesSchema.optional(),
 }));
 
 /**
@@ -489,6 +500,7 @@ export const manifestSchema = mapping({
   context: contextSchema.optional(),
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
+  containment: containmentSchema.optional(),
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
   outputs: outputsSchema.optional(),

@@ -4,6 +4,7 @@
  */
 import type { McpServerConfig } from "./mcp_servers.ts";
 import type { OpenApiService } from "./openapi_services.ts";
+import type { ContainmentConfig } from "../containment/config.ts";
 
 import type { ApprovalsConfig } from "./approvals.ts";
 
@@ -266,6 +267,8 @@ export interface Manifest {
   context: ContextConfig;
   network: NetworkConfig;
   capabilities: CapabilitiesConfig;
+  /** Containment (src/containment/config.ts); absent in a Manifest built by hand: the defaults. */
+  containment?: ContainmentConfig;
   observability: ObservabilityConfig;
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */

@@ -90,6 +90,8 @@ export interface TaskRecord {
   approval?: PendingApproval;
   /** Steer messages not yet read by the running task (src/session/steer.ts), oldest first. */
   steers?: PendingSteer[];
+  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
+  callInputs?: Map<string, string>;
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;

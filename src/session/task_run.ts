@@ -4,6 +4,7 @@
  * from loop.ts so the attempts, the tool pipeline, seeding, compaction and the reopen decision
  * depend on this file and not on each other.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import type { ConversationMessage, ToolCall, ToolSpec } from "../drivers/types.ts";
 import type { ArtifactFrame } from "../events/frames.ts";
 import type { IdSource } from "../ids.ts";
@@ -65,6 +66,8 @@ export interface LoopDeps {
   onDetached?(task: TaskRecord, shell: DetachedShell): void;
   /** `mur run --resume`: the context the launch task continues (its record is in histories). */
   resumedContext?: string;
+  /** What every process of the session runs under (src/containment/); absent: advisory. */
+  containment?: ContainmentPolicy;
 }
 
 /** Counters of one task, across its attempts. */
@@ -156,5 +159,6 @@ export function toolContext(d: LoopDeps, run: TaskRun): ToolContext {
     taskId: run.task.id,
     contextId: run.task.contextId,
     signal: run.task.abort.signal,
+    containment: d.containment,
   };
 }

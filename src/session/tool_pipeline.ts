@@ -11,6 +11,7 @@
  * writes the `tool_call` / `shell` lines and hands a detached shell to the session; `observe`
  * runs the observer hooks. The same pipeline serves an http turn and a harness's bridge call.
  */
+import { keepCallInput } from "./call_inputs.ts";
 import { dataArtifact } from "./published_files.ts";
 import type { ToolCall, ToolResultMessage } from "../drivers/types.ts";
 import type { ToolCallEvent } from "./hooks_api.ts";
@@ -234,6 +235,7 @@ export class ToolPipeline implements CallRunner {
         dataArtifact(task.published.length, c.call.name, result.data.value),
       );
     }
+    keepCallInput(task, c.call.id, c.call.input);
     sink.artifact({
       toolName: c.call.name,
       content: result.content,

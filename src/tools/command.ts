@@ -8,6 +8,7 @@ import { errorMessage } from "../errors.ts";
 import { z } from "zod";
 import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
+import { withReadOnly } from "../containment/policy.ts";
 import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
 import { resolveOnPath } from "./shell_env.ts";
 import { DOOR_TOKEN_ENV, narrowEnv } from "../artifact_env.ts";
@@ -144,6 +145,8 @@ export class CommandTool implements Tool {
         env,
         clearEnv: true,
         stdin: new TextEncoder().encode(JSON.stringify(input)),
+        // An artifact's own read_only subtrees are mounted read-only for its calls too.
+        containment: withReadOnly(ctx.containment, this.readOnly, ctx.workdir),
       });
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound

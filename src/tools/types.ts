@@ -3,6 +3,7 @@
  * (fenced when `fenceSource` is a string); the loop copies these fields into the artifact frame
  * and the trace.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 /** A JSON Schema object as tools declare it. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -118,6 +119,8 @@ export interface ToolContext {
   taskId: string;
   contextId: string;
   signal: AbortSignal;
+  /** What a process the tool starts runs under (src/containment/spawn.ts); absent: advisory. */
+  containment?: ContainmentPolicy;
   /** The tool's own progress (MCP `notifications/progress`); the caller rate-limits it. */
   progress?(p: ToolProgress): void;
 }
