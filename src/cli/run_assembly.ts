@@ -112,9 +112,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
-  const mcp = await sourcesFor(plan, workdir);
-  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  const { staged, toolbox, mcp } = await toolsFor(plan, workdir, sessionId, policy);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -134,17 +132,12 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // No silent death (docs/running.md): from here on, an error nobody caught ends the
   // session as every other way out does.
   const afterFault = watchFaults(session);
-  if (plan.debugSubscriptions) {
-    // A debug line per change of the live subscription count (stream connections, SendMessage
-    // waits): what the reliability suite reads to prove disconnects leak nothing.
-    session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
-  }
+  if (plan.debugSubscriptions) debugSubscriptions(session);
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
   await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
-  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill.
-  const isTool = (name: string) => toolbox.has(name) || toolbox.sourceOf(name) !== undefined;
-  const offered = inventory(manifest, staged, toolbox.specs(), isTool);
+  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill: `has` says so.
+  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.
@@ -177,6 +170,27 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   };
 }
 
+/**
+ * A debug line per change of the live subscription count (stream connections, SendMessage
+ * waits): what the reliability suite reads to prove disconnects leak nothing.
+ */
+function debugSubscriptions(session: Session): void {
+  session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
+}
+
+/** The staged tools, and the manifest's tool sources (docs/mcp.md) added to the toolbox. */
+async function toolsFor(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  policy: ContainmentPolicy | undefined,
+) {
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
+  const mcp = await sourcesFor(plan, workdir, policy);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  return { staged, toolbox, mcp };
+}
+
 /** The policy every process of the session runs under; its files go when the process ends. */
 async function containmentPolicy(
   choice: ContainmentChoice,
@@ -202,7 +216,11 @@ async function containmentPolicy(
  * The tool sources (docs/mcp.md): MCP servers and OpenAPI services, loaded and started only when
  * the manifest has some. A harness is handed the MCP servers in its own configuration instead.
  */
-async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLaunch | null> {
+async function sourcesFor(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  containment: ContainmentPolicy | undefined,
+): Promise<SourcesLaunch | null> {
   const m = plan.manifest;
   if (!m.mcpServers?.length && !m.openApiServices?.length) return null;
   const { startSources } = await lazyImport<typeof import("./run_sources.ts")>(
@@ -213,6 +231,7 @@ async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLa
     workdirRoot: workdir.root,
     harness: plan.harness,
     warn,
+    containment,
   });
 }
 

@@ -8,6 +8,7 @@
  * it is marked down and offers nothing. Every problem goes to `onError` (a `W-` line at launch,
  * a `source_error` trace line, the tasks' `sourceErrors`).
  */
+import type { ContainmentPolicy } from "../../containment/policy.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -43,6 +44,8 @@ export interface McpSourceDeps {
   maxMessageBytes?: number;
   /** The stderr log's limit. */
   logLimitBytes?: number;
+  /** What a stdio server runs under (src/containment/spawn.ts); absent: unconfined. */
+  containment?: ContainmentPolicy;
 }
 
 export const RESTART_DELAYS_MS = [500, 2_000, 8_000];
@@ -173,7 +176,12 @@ export class McpSource {
       });
     }
     return new McpStdioTransport({
-      spawn: { argv: c.argv, cwd: c.cwd, env: mcpServerEnv(this.d.hostEnv, c.envAllow, c.env) },
+      spawn: {
+        argv: c.argv,
+        cwd: c.cwd,
+        env: mcpServerEnv(this.d.hostEnv, c.envAllow, c.env),
+        containment: this.d.containment,
+      },
       maxMessageBytes: this.d.maxMessageBytes ?? MAX_MESSAGE_BYTES,
       stderr: this.log,
     });

@@ -23,6 +23,9 @@ Deno.test("an MCP tool call waits for approval, and runs once approved", async (
       name: "gated-mcp",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+      // The fake server runs on this Deno, whose binary lives under the operator's HOME, which
+      // containment does not mount (docs/containment.md): these tests are about MCP, not it.
+      containment: "advisory",
       mcp_servers: { h: { command: argv[0], args: argv.slice(1) } },
       approvals: { tools: { mcp__h__echo: { approve: "ask" } } },
     },
