@@ -57,9 +57,8 @@ Deno.test("door methods, a delegation's requests and an MCP call reach the colle
       "child/murmur.yaml": stringify({
         name: "child",
         version: "0.1.0",
-        // Takes its parent's delegated task (docs/door.md "Peer tasks and trust").
-        exports: { peer_tasks: { accept: true } },
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
+        exports: { peer_tasks: { accept: true } }, // takes its starter's task (docs/door.md)
       }),
       "child/script.yaml": stringify({
         tasks: [{ turns: [{ steps: [{ text: "CHILD summary" }] }] }],
