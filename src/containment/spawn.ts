@@ -8,9 +8,16 @@
  *
  * Under `scoped`/`sealed` the program runs as:
  *   sh -c '<open the filter on fd 9; join the pids group>; exec "$@"' \
- *     prlimit <resources> -- bwrap <mounts, namespaces, --seccomp 9> -- <program> <args>
+ *     bwrap <mounts, namespaces, --seccomp 9> -- prlimit <resources> -- <program> <args>
  * sh is there only to open the filter file on a descriptor (Deno.Command passes none beyond 0-2)
  * and to put itself in the cgroup before anything forks.
+ *
+ * prlimit runs inside bubblewrap's user namespace, not in front of it: RLIMIT_NPROC counts every
+ * process and thread of the real uid, per user namespace. Set before bwrap, `max_processes` was
+ * charged against all of the user's processes on the host (mur's own threads, every other
+ * sandbox, the user's desktop), so a user with more than that many failed every spawn
+ * (`bwrap: Creating new namespace failed`, a hook's `Cannot fork`). Set inside, it counts the
+ * sandbox's own processes: a fork bomb still stops there, nested namespaces included.
  */
 import { bwrapArgs } from "./bwrap.ts";
 import type { ContainmentPolicy } from "./policy.ts";
@@ -49,12 +56,12 @@ export function containedCommand(
       SCRIPT,
       policy.seccompFile ?? "-",
       policy.cgroupProcs ?? "-",
-      policy.prlimit,
-      ...prlimitArgs(policy.resources),
-      "--",
       policy.bwrap,
       ...bwrapArgs(policy, cwd, policy.seccompFile ? SECCOMP_FD : null),
       ...bridged(policy),
+      policy.prlimit,
+      ...prlimitArgs(policy.resources),
+      "--",
       program,
       ...args,
     ],
