@@ -34,8 +34,12 @@ export interface HostileRun {
   protectedText: string;
   /** What the on-tool-call hook read of the operator's key. */
   hookSaw: string;
+  /** The hooks' logs (the session's `logs/hook-*.log`), for a failure's message. */
+  hookLogs: string;
   /** Which escapes the script tried. */
   tried: string[];
+  /** As nobody: the most tasks uid 65534 had on the host at once, sampled while mur ran. */
+  peakTasks: string;
 }
 
 const NOBODY = 65534;
@@ -133,7 +137,10 @@ async function writeCapsule(
     containment: cls,
     inference: { driver: "scripted", script: "script.yaml", max_turns: 100 },
     lifecycle: {
-      shell_grace_secs: 3,
+      // Only the `detach` call outlives this (it waits for a file a later call makes); every other
+      // call must end inside it, however loaded the machine: a call moved to the background would
+      // hide its refusal from the model (a grace of 3 s did, under load).
+      shell_grace_secs: 15,
       done_check: { command: `echo x > ${T}/elsewhere/done-check 2>/dev/null; true` },
     },
     network: { authentication: { credentials: {} } },
@@ -161,18 +168,22 @@ async function writeCapsule(
     // mur's pid reaches the model through a file the test writes once mur is up (bounded wait).
     bash(
       "wait-pid",
-      `for i in $(seq 200); do [ -s ${T}/murpid ] && break; sleep 0.05; done; cat ${T}/murpid`,
+      `for i in $(seq 100); do [ -s ${T}/murpid ] && break; sleep 0.05; done; cat ${T}/murpid`,
     ),
     bash("connect-allowed", `exec 3<>/dev/tcp/localhost/${vars.OK} && echo REACHED`),
     ...calls.map((c) => bash(c.id, c.command)),
     { steps: [{ tool_call: { id: "peek", name: "peek", input: {} } }] },
+    // Still running at the grace however fast the machine: it waits for `go`, which only the next
+    // call makes (bounded: 120 s).
     bash(
       "detach",
-      `sleep 5; echo x > ${T}/elsewhere/detached-shell 2>/dev/null; touch detached.done`,
+      `for i in $(seq 1200); do [ -e go ] && break; sleep 0.1; done; ` +
+        `echo x > ${T}/elsewhere/detached-shell 2>/dev/null; touch detached.done`,
     ),
     bash(
       "wait-detached",
-      `for i in $(seq 300); do [ -e detached.done ] && break; sleep 0.1; done; ls detached.done`,
+      `touch go; for i in $(seq 100); do [ -e detached.done ] && break; sleep 0.1; done; ` +
+        `ls detached.done`,
     ),
     { steps: [{ text: "still here after every attempt" }] },
   ];
@@ -234,9 +245,27 @@ async function runMur(T: string, as: "self" | "nobody") {
     env.DENO_DIR = `${T}/home/.deno`;
   }
   const mur = startProcess(argv, { env, clearEnv: true, setsid: true });
+  // Diagnostics only (read when an assertion fails): RLIMIT_NPROC counts this uid host-wide.
+  let peakTasks = "";
+  let sampling = as === "nobody";
+  const sampler = (async () => {
+    let peak = -1;
+    while (sampling) {
+      const now = await uidTasks(NOBODY);
+      const n = Number(/: (\d+)/.exec(now)?.[1]);
+      if (n > peak) [peak, peakTasks] = [n, `peak ${now}`];
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
   try {
     const first = await mur.out.next(60_000);
-    if (first === null) throw new Error(`mur ended before its readiness line:\n${mur.err.text()}`);
+    if (first === null) {
+      const err = mur.err.text();
+      throw new Error(
+        `mur ended before its readiness line:\n${err}\n${await logsNamedIn(err)}` +
+          (as === "nobody" ? `\n${await uidTasks(NOBODY)}` : ""),
+      );
+    }
     const ready = JSON.parse(first) as { pid: number; session_dir: string };
     await Deno.writeTextFile(`${T}/murpid`, String(ready.pid), { mode: 0o644 });
     const end = await mur.end(120_000);
@@ -266,10 +295,43 @@ async function runMur(T: string, as: "self" | "nobody") {
       stderr: end.stderr,
       declared: start.containment_declared,
       achieved: start.containment_achieved,
+      peakTasks,
     };
   } finally {
+    sampling = false;
+    await sampler;
     await mur.close();
   }
+}
+
+/** The logs a launch error's hint names (the hook's, bootstrap's), read before `T` is removed. */
+async function logsNamedIn(stderr: string): Promise<string> {
+  const out: string[] = [];
+  for (const path of new Set(stderr.match(/\/\S+\.log\b/g) ?? [])) {
+    const text = await Deno.readTextFile(path).catch((e) => `(not read: ${e})`);
+    out.push(`--- ${path}\n${text.slice(-3000)}`);
+  }
+  return out.join("\n");
+}
+
+/**
+ * The processes and threads of `uid` on the whole host (what RLIMIT_NPROC counts for it), by
+ * command name: a launch that failed to fork is read against this.
+ */
+export async function uidTasks(uid: number): Promise<string> {
+  const byName = new Map<string, number>();
+  let total = 0;
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    const status = await Deno.readTextFile(`/proc/${e.name}/status`).catch(() => "");
+    if (/^Uid:\s+(\d+)/m.exec(status)?.[1] !== String(uid)) continue;
+    const threads = Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+    const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? "?";
+    byName.set(name, (byName.get(name) ?? 0) + threads);
+    total += threads;
+  }
+  const parts = [...byName].map(([n, c]) => `${n} ${c}`).join(", ");
+  return `tasks of uid ${uid} on the host now: ${total} (${parts})`;
 }
 
 async function afterRun(T: string) {
@@ -280,8 +342,17 @@ async function afterRun(T: string) {
   } catch {
     // the hook never ran far enough to write it
   }
+  const logs: string[] = [];
+  for (const ses of Deno.readDirSync(`${T}/wd/.murmur`)) {
+    const dir = `${T}/wd/.murmur/${ses.name}/logs`;
+    const names = await Array.fromAsync(Deno.readDir(dir)).catch(() => []);
+    for (const f of names.filter((f) => f.name.startsWith("hook-"))) {
+      logs.push(`--- ${f.name}\n${(await Deno.readTextFile(`${dir}/${f.name}`)).slice(-3000)}`);
+    }
+  }
   return {
     outside,
+    hookLogs: logs.join("\n"),
     protectedText: await Deno.readTextFile(`${T}/wd/protected/data.txt`).catch(() => "(gone)"),
     hookSaw,
   };

@@ -22,7 +22,7 @@ const canSetpriv = isRoot && await new Deno.Command("setpriv", { args: ["--versi
   .then((o) => o.success, () => false);
 
 function check(run: HostileRun, cls: ContainmentClass): void {
-  const why = `status ${run.status}\n${run.stderr.slice(-2000)}`;
+  const why = `status ${run.status}\n${run.stderr.slice(-2000)}\n${run.peakTasks}`;
   assert.equal(run.status, "ok", why);
   assert.ok(run.finished, `the model did not reach its last turn\n${why}`);
   assert.equal(run.achieved, cls);
@@ -31,14 +31,16 @@ function check(run: HostileRun, cls: ContainmentClass): void {
     if (!run.tried.includes(e.id)) continue;
     const text = run.results.get(e.id);
     assert.ok(text !== undefined, `${e.id}: no tool result`);
-    // What the command printed, without the command line echoed above it.
-    const out = text.slice(text.indexOf("\nExit code:"));
+    // What the command printed, without the command line echoed above it; the whole result when
+    // it has no exit code (moved to the background, or the tool failed).
+    const at = text.indexOf("\nExit code:");
+    const out = at >= 0 ? text.slice(at) : `(no exit code in the result)\n${text}`;
     if (rank(cls) >= rank(e.stoppedAt)) {
       assert.ok(!out.includes("ESCAPED"), `${e.id} got through at ${cls}:\n${out}`);
       assert.match(
         out,
         e.refusal,
-        `${e.id} at ${cls}: the model did not read a clear refusal:\n${out}`,
+        `${e.id} at ${cls}: the model did not read a clear refusal:\n${out}\n${run.peakTasks}`,
       );
     } else if (cls === "advisory") {
       // advisory's gaps, written down by the test (scoped does not promise what only sealed
@@ -69,7 +71,8 @@ function checkProcessKinds(run: HostileRun, cls: ContainmentClass): void {
   assert.match(
     run.hookSaw,
     /No such file or directory/,
-    `what the hook wrote: ${JSON.stringify(run.hookSaw)}\n${run.stderr.slice(-1500)}`,
+    `what the hook wrote: ${JSON.stringify(run.hookSaw)}\n${run.stderr.slice(-1500)}\n` +
+      `${run.hookLogs}\n${run.peakTasks}`,
   );
   const peek = run.results.get("peek") ?? "";
   assert.ok(!peek.includes(SSH_SECRET), peek);
