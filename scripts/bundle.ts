@@ -42,13 +42,13 @@ export function bundleEntries(): string[] {
 /** What a bundle is built from: when one is newer than its main.js, the bundle is stale. */
 export const BUNDLE_SOURCES = ["main.ts", "deno.json", "src", "vendor"];
 
+/** The newest file time under `path`; a folder's own time is not a source's (install_local.ts). */
 function newestMtime(path: string): number {
   const st = Deno.statSync(path);
-  let newest = st.mtime?.getTime() ?? 0;
-  if (st.isDirectory) {
-    for (const e of Deno.readDirSync(path)) {
-      newest = Math.max(newest, newestMtime(`${path}/${e.name}`));
-    }
+  if (!st.isDirectory) return st.mtime?.getTime() ?? 0;
+  let newest = 0;
+  for (const e of Deno.readDirSync(path)) {
+    newest = Math.max(newest, newestMtime(`${path}/${e.name}`));
   }
   return newest;
 }

@@ -136,7 +136,7 @@ async function demo(
   say(`     ${trace("show")}   # summary`);
   say(`     ${trace("steps")}  # session → task → turn tree`);
   say();
-  say(`   Run it yourself in two terminals (README "The demo"):`);
+  say(`   Run it yourself in two terminals (README "A first capsule of your own"):`);
   say(
     `     ${
       murLine(

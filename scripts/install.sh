@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the `mur` binary for this machine from a GitHub release, after checking its SHA-256
-# against the release's SHA256SUMS (README "Installing"):
+# against the release's SHA256SUMS (docs/installing.md):
 #
 #   curl -fsSL https://github.com/OWNER/REPO/releases/latest/download/install.sh | sh
 #

@@ -42,7 +42,9 @@ const deno = Deno.execPath();
 const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
 const bundle = `${clone}/${BUNDLE_DIR}`;
-// The sources a bundle is built from: when one is newer than its main.js, it is built again.
+// The sources a bundle is built from: when a file among them is newer than its main.js, it is built
+// again. Files only (`! -type d`): a folder's own time changes when a file is added or removed, as
+// `deno task compile` does with src/build_info.json, which changes no source.
 const sources = BUNDLE_SOURCES.map((p) => q(`${clone}/${p}`)).join(" ");
 
 const shim = `#!/bin/sh
@@ -66,7 +68,7 @@ build() {
     npx -y deno@2 run -A --quiet ${q(`${clone}/scripts/bundle.ts`)} --quiet
   fi
 }
-if [ ! -f "$bundle" ] || [ -n "$(find ${sources} -newer "$bundle" 2>/dev/null | head -n 1)" ]; then
+if [ ! -f "$bundle" ] || [ -n "$(find ${sources} ! -type d -newer "$bundle" 2>/dev/null | head -n 1)" ]; then
   echo "mur: building ${bundle}: a source changed since it was built" >&2
   if ! build >&2; then
     echo "mur: the bundle did not build; running from source" >&2

@@ -7,7 +7,7 @@
  */
 
 export const DIAGNOSTICS = {
-  "E-CLI-001": "an unknown command or subcommand",
+  "E-CLI-001": "an unknown command or subcommand (with `did you mean` for a slip)",
   "E-CLI-002":
     "an unknown flag, a flag without its value, a missing or extra argument, flags that do not go together",
   "E-CLI-003": "a value the flag or argument does not take",
@@ -17,7 +17,7 @@ export const DIAGNOSTICS = {
   "E-IO-003":
     "the connection to a capsule's door was lost or could not be made (`mur watch`: `connection to <session> lost after event id <n>`); other I/O errors reading the manifest",
   "E-IO-004":
-    "the door refused the request (HTTP 401/403: the token is missing or lacks the method's scope) or did not answer as a door",
+    "the door refused the request (HTTP 401: no token, or one it does not know; 403: the token lacks the method's scope; the hint says which) or did not answer as a door",
   "E-IO-005":
     "a path names the wrong kind of thing: a file where a folder is needed (`--workdir`), a folder where a file is (`inference.script`, a tool's program)",
   "E-IO-006": "the file system refused to write: the disk or a quota is full, or it is read-only",
@@ -32,7 +32,7 @@ export const DIAGNOSTICS = {
   "E-CAP-016":
     "an artifact's `capabilities.env.allow` names a variable beyond what mur hands that kind of process: the door token (`MURMUR_DOOR_TOKEN`) to any, a runtime credential (`*_API_KEY`, `*_AUTH_TOKEN`, `*_OAUTH_TOKEN`) to a hook",
   "E-MAN-004":
-    "a top-level key within two edits of a section the manifest does not have (`inferance:` with no `inference:`), or an `inference` key within two edits of `driver` when there is none (`drivr:`): ignored, it would leave that section, or the driver, at its defaults",
+    "a key a slip away from a key its section declares and lacks (`inferance:` with no `inference:`, `inference.scirpt`, `capabilities.shell.allw`), or a key dedented out of its section (`script:` at the top level): if ignored, it would leave the key at its default",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":
@@ -106,12 +106,16 @@ export const DIAGNOSTICS = {
     "`--resume`: the conversation record ends in a line cut short by a kill; that last message is left out",
   "W-RUN-004":
     "no task came: the session waited for a first task (no `--task`, no task.md, nothing sent to its door within `MURMUR_A2A_TIMEOUT_SECS`, 30 s) and ended without running one",
+  "W-RUN-005":
+    "a model call over HTTP failed in a way a retry may mend (refused or dropped connection, 429, 5xx): one line per retry, saying why, which retry of how many and the wait before it; the trace has a `harness_retry` line too",
   "W-CLU-001":
     "the capsule cannot publish to its `cluster.redis` (unreachable, refused, a TLS certificate or a password Redis does not take, an unreadable `MURMUR_REDIS_CA`): the session and its door go on; edges serve what was not published as `gap` / `lagged`",
   "W-CLU-002":
     "`cluster` with `network.authentication` but no `MURMUR_CLUSTER_KEY`: edges cannot verify this session's tokens and refuse its calls",
   "E-EDGE-001":
     "`mur edge` was given no Redis (`--redis` or `MURMUR_REDIS_URL`), a URL it cannot use, a CA file (`--redis-ca`, `MURMUR_REDIS_CA`) it cannot read, or a `MURMUR_CLUSTER_KEY` shorter than 32 bytes",
+  "E-EDGE-002":
+    "`mur edge` cannot listen: the port is in use (`--port`; 0 takes any free one), or `--bind` is not an address of this machine",
   "W-EDGE-001":
     "`mur edge` cannot reach its Redis (at start, within 2 s, or later; unreachable, a TLS certificate or a password refused): it serves on, its connections stay open (heartbeats go on) and read on from where they were when Redis answers",
   "W-OTEL-001":

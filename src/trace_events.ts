@@ -259,6 +259,11 @@ interface SessionLines {
     resumed_from: string | null;
     context_id: string | null;
     system_prompt_source: string;
+    /**
+     * SHA-256 (lowercase hex) of the resolved system prompt (inline, file or bound skill) before
+     * the `[Capsule]` block is prepended (src/drivers/capsule_block.ts); null without a prompt.
+     */
+    system_prompt_sha256: string | null;
     /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
     runtime_artifacts: RuntimeArtifactField[];
   };

@@ -157,7 +157,53 @@ function headingsOf(md: string): Set<string> {
   return out;
 }
 
-Deno.test('every README "Section" and docs/<guide>.md "Section" a comment cites is a heading there', async () => {
+/** Every file a section can be cited from: sources, guides, the README, the examples' comments. */
+async function* citingFiles(): AsyncGenerator<URL> {
+  yield new URL("README.md", ROOT);
+  for (const dir of ["src/", "tests/", "scripts/", "docs/", "examples/"]) {
+    for await (const u of textFiles(new URL(dir, ROOT))) yield u;
+  }
+}
+
+async function* textFiles(dir: URL): AsyncGenerator<URL> {
+  for await (const e of Deno.readDir(dir)) {
+    if (e.name === "node_modules" || e.name === "workdir" || e.name.startsWith(".")) continue;
+    const u = new URL(e.name + (e.isDirectory ? "/" : ""), dir);
+    if (e.isDirectory) yield* textFiles(u);
+    else if (/\.(ts|js|md|ya?ml|sh)$/.test(e.name)) yield u;
+  }
+}
+
+/**
+ * `README "Section"`, `docs/<guide>.md "Section"`, and inside docs/ a bare `<guide>.md "Section"`:
+ * the file cited (README.md, a guide, or a file at the root such as BENCHMARKS.md) and the section.
+ */
+export function citations(
+  text: string,
+  from: string,
+): { file: string; section: string; at: string }[] {
+  const out: { file: string; section: string; at: string }[] = [];
+  for (
+    const m of text.matchAll(
+      /(?<![\w/.-])(README(?:\.md)?|docs\/[\w-]+\.md|[\w-]+\.md)(?:'s)? "([^"\n]+)"/g,
+    )
+  ) {
+    const name = m[1];
+    // MURMUR.md is the file a session writes for its model, not a guide of this repository.
+    if (name === "MURMUR.md") continue;
+    const file = name.startsWith("README")
+      ? "README.md"
+      : name.startsWith("docs/")
+      ? name
+      : from.startsWith("docs/") && name !== "BENCHMARKS.md"
+      ? `docs/${name}`
+      : name;
+    out.push({ file, section: m[2], at: `${from}: ${m[0]}` });
+  }
+  return out;
+}
+
+Deno.test('every README "Section" and docs/<guide>.md "Section" cited in src/, tests/, scripts/, docs/, examples/ or the README is a heading there', async () => {
   const stale: string[] = [];
   const cache = new Map<string, Set<string>>();
   const heads = async (file: string) => {
@@ -165,23 +211,36 @@ Deno.test('every README "Section" and docs/<guide>.md "Section" a comment cites 
     return cache.get(file)!;
   };
   let cited = 0;
-  for (const dir of ["src/", "tests/", "scripts/"]) {
-    for await (const u of sourceFiles(new URL(dir, ROOT))) {
-      if (u.pathname.includes("/fixtures/") || u.pathname.endsWith("/design_doc_test.ts")) continue;
-      const text = await Deno.readTextFile(u);
-      for (const m of text.matchAll(/(README|docs\/[\w-]+\.md)(?:'s)? "([^"\n]+)"/g)) {
-        const file = m[1] === "README" ? "README.md" : m[1];
-        const at = `${u.pathname.slice(ROOT.pathname.length)}: ${m[0]}`;
-        if (!(await exists(file))) {
-          stale.push(`${at} (no ${file})`);
-          continue;
-        }
-        cited++;
-        const want = m[2].replace(/[`*]/g, "").toLowerCase();
-        if (![...(await heads(file))].some((h) => h === want || h.startsWith(want))) stale.push(at);
+  for await (const u of citingFiles()) {
+    if (u.pathname.includes("/fixtures/") || u.pathname.endsWith("/design_doc_test.ts")) continue;
+    const from = u.pathname.slice(ROOT.pathname.length);
+    for (const c of citations(await Deno.readTextFile(u), from)) {
+      if (!(await exists(c.file))) {
+        stale.push(`${c.at} (no ${c.file})`);
+        continue;
+      }
+      cited++;
+      const want = c.section.replace(/[`*]/g, "").toLowerCase();
+      if (![...(await heads(c.file))].some((h) => h === want || h.startsWith(want))) {
+        stale.push(c.at);
       }
     }
   }
-  assert.ok(cited > 20, `only ${cited} citations found`);
+  assert.ok(cited > 100, `only ${cited} citations found`);
   assert.deepEqual(stale, []);
+});
+
+Deno.test("the section-citation finder reads each form, and a section that is gone is caught", () => {
+  const q = (s: string) => `"${s}"`;
+  assert.deepEqual(
+    citations(
+      `see README ${q("The door")} and docs/push.md ${q("Signing")}; crews.md ${q("The roster")}`,
+      "docs/manifest.md",
+    ).map((c) => [c.file, c.section]),
+    [["README.md", "The door"], ["docs/push.md", "Signing"], ["docs/crews.md", "The roster"]],
+  );
+  assert.deepEqual(citations(`MURMUR.md's ${q("Directory Layout")}`, "src/x.ts"), []);
+  const readme = headingsOf("# mur\n## The demo\n## A first capsule of your own\n");
+  assert.ok(readme.has("the demo"));
+  assert.ok(![...readme].some((h) => h.startsWith("the door")));
 });

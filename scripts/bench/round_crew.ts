@@ -36,6 +36,7 @@ const MEMBER = {
   manifest: {
     inference: { driver: "scripted", script: "script.json" },
     lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    exports: { peer_tasks: { accept: true } },
   },
   script: { tasks: [{ turns: [{ steps: [{ text: "pong" }] }] }] },
 };

@@ -3,7 +3,7 @@ import { errorMessage, MurError } from "../errors.ts";
 import { httpBase } from "../watch/card_probe.ts";
 import { type HttpResponse, request } from "../http/http1_client.ts";
 import { murLine } from "../invocation.ts";
-import { runningDir } from "../home/running_records.ts";
+import { refusalHint } from "../watch/refusal_hint.ts";
 
 export type RpcAnswer =
   | { ok: true; result: unknown }
@@ -54,7 +54,7 @@ export async function callDoor(
     throw new MurError(
       "E-IO-004",
       `the door at ${url} refused ${method} with HTTP ${res.status}: ${why}`,
-      `set MURMUR_DOOR_TOKEN to a token holding the ${method} scope (a session's tokens are in its running record under ${runningDir()}/ and in the readiness line its mur run --json printed)`,
+      refusalHint(res.status, method, Boolean(token)),
     );
   }
   let body: { result?: unknown; error?: { code: number; message: string; data?: unknown } };

@@ -4,6 +4,7 @@ import { MurError } from "../errors.ts";
 import { versionLine } from "../version.ts";
 import { lazyImport } from "../lazy.ts";
 import { USAGE_EXIT, UsageError } from "./args.ts";
+import { nearest } from "../edit_distance.ts";
 
 const USAGE = `usage: mur <command> [options]
        mur --version
@@ -44,6 +45,12 @@ const commands: Record<string, () => Promise<Command>> = {
   version: () => Promise.resolve(version),
 };
 
+/** `mur: unknown command 'wacth'; did you mean 'watch'?`, over every command in the table. */
+function unknownCommand(name: string): string {
+  const near = nearest(name.toLowerCase(), Object.keys(commands));
+  return `mur: unknown command '${name}'${near ? `; did you mean '${near}'?` : ""}`;
+}
+
 function version(args: string[]): Promise<number> {
   if (args.length > 0) {
     throw new UsageError("E-CLI-002", "mur version: takes no arguments", "usage: mur version");
@@ -65,7 +72,7 @@ export async function main(argv: string[]): Promise<number> {
     if (!load) {
       throw name.startsWith("-")
         ? new UsageError("E-CLI-002", `mur: unknown flag ${name}`, USAGE)
-        : new UsageError("E-CLI-001", `mur: unknown command '${name}'`, USAGE);
+        : new UsageError("E-CLI-001", unknownCommand(name), USAGE);
     }
     ignoreFileSizeSignal();
     return await (await load())(rest);

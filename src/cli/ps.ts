@@ -1,23 +1,25 @@
 /**
- * `mur ps`: one row per running session on this machine, newest first (row 1 is @1):
- * `SESSION CAPSULE STATUS UPTIME URL PAGE` (PAGE: the live page the door serves, README "The live
- * page"). STATUS is `running` when the door answered naming the
- * session, `unreachable` otherwise. Records of processes that are gone are pruned and reported
- * on stderr.
+ * `mur ps`: one row per running session on this machine, newest first, each with the `@N` it
+ * answers to: `@N SESSION CAPSULE STATUS UPTIME URL PAGE` (PAGE: the live page the door serves).
+ * STATUS is what the session is doing when its door answered naming it (`working`, `idle`,
+ * `needs input`: ps_activity.ts; `running` if it would not say), `unreachable` otherwise.
+ * Records of processes that are gone are pruned and reported on stderr.
  */
 import { liveRunningRecords } from "../home/running_records.ts";
 import { usageText } from "../invocation.ts";
 import { probeCard } from "../watch/card_probe.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { parse, usageError } from "./args.ts";
+import { sessionActivity } from "./ps_activity.ts";
 import { writeErr, writeOut } from "./output.ts";
 import { formationBlock, liveFormations } from "../crew/formation/formation_ps.ts";
 
 export const USAGE = `usage: mur ps
 
-Lists the sessions running on this machine, newest (@1) first: SESSION CAPSULE STATUS UPTIME URL
-PAGE. STATUS is running when the door answered for the session, unreachable otherwise. PAGE is the
-session's live page, to open in a browser. Each running formation (mur run --roster) follows as a
+Lists the sessions running on this machine, newest (@1) first: @N SESSION CAPSULE STATUS UPTIME
+URL PAGE. @N is the address mur watch, stop and cancel take for the row. STATUS is working (a task
+runs or is queued), needs input (a task waits for an answer) or idle when the door answered for the
+session, unreachable otherwise. PAGE is the session's live page, to open in a browser. Each running formation (mur run --roster) follows as a
 block naming its members. Records of processes that are gone are removed and named on stderr.
 
   -h, --help   this text`;
@@ -25,6 +27,7 @@ block naming its members. Records of processes that are gone are removed and nam
 export const FLAGS = { help: { type: "boolean", short: "h" } } as const;
 
 const COLUMNS: [string, number][] = [
+  ["@N", 4],
   ["SESSION", 36],
   ["CAPSULE", 24],
   ["STATUS", 12],
@@ -66,14 +69,22 @@ export async function psCommand(args: string[], now: () => number = Date.now): P
     return 0;
   }
   const probes = await Promise.all(live.map((r) => probeCard(r.url, r.tokens?.operator, 2000)));
+  // What each answering session is doing (ps_activity.ts); `running` when its door does not say.
+  const doing = await Promise.all(
+    live.map((r, i) =>
+      probes[i].ok && probes[i].sessionId === r.session_id
+        ? sessionActivity(r.url, r.tokens?.operator).then((a) => a ?? "running")
+        : "unreachable"
+    ),
+  );
   const lines = [row(COLUMNS.map(([name]) => name))];
   live.forEach((r, i) => {
-    const p = probes[i];
     const started = Date.parse(r.started_at);
     lines.push(row([
+      `@${i + 1}`,
       r.session_id,
       `${r.capsule_name}@${r.capsule_version}`,
-      p.ok && p.sessionId === r.session_id ? "running" : "unreachable",
+      doing[i],
       Number.isNaN(started) ? "?" : formatUptime(now() - started),
       r.url,
       pageUrl(r.url),

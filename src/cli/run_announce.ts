@@ -9,7 +9,7 @@ import type { Session, SessionStatus } from "../session/session.ts";
 import type { Workdir } from "../session/workdir.ts";
 import { pageUrl } from "../ui/routes.ts";
 import { murLine, murPath } from "../invocation.ts";
-import { writeRunningRecord } from "../home/running_records.ts";
+import { runningDir, writeRunningRecord } from "../home/running_records.ts";
 import { type Inventory, skillsLine } from "../stage/inventory.ts";
 
 export interface Announced {
@@ -81,6 +81,15 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
     if (a.inventory) console.log(`skills: ${skillsLine(a.inventory)}`);
     console.log(`page: ${pageUrl(a.address)}`);
     if (a.otel) console.log(`otel: ${a.otel.url} (${a.otel.source})`);
+    // An authenticated door: where its tokens are, never the tokens themselves (a terminal's
+    // scrollback is not a secret store); watch and stop below present the operator's.
+    if (a.tokens) {
+      console.log(
+        `tokens: ${Object.keys(a.tokens).join(", ")} (in ${
+          murPath(`${runningDir()}/${a.sessionId}.json`)
+        }; mur run --json prints them)`,
+      );
+    }
     // Command lines that run as printed where the user stands (src/invocation.ts).
     console.log(`watch: ${murLine("watch", a.sessionId)}`);
     console.log(`stop: ${murLine("stop", a.sessionId)}`);

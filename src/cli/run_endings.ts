@@ -10,6 +10,8 @@ import { removeRunningRecordSync } from "../home/running_records.ts";
 import { killAllGroups } from "../process_groups.ts";
 import type { Session, SessionStatus } from "../session/session.ts";
 import type { WorkdirLock } from "../session/workdir_lock.ts";
+import { signalNote } from "./signal_note.ts";
+import { newLineAfterInterrupt } from "../interrupt_newline.ts";
 
 /** How long a session that faulted may take to end by itself (docs/running.md). */
 export const FAULT_GRACE_MS = 5_000;
@@ -80,6 +82,11 @@ export function installEndings(e: Endings): () => void {
   const onSignal = (code: number) => () => {
     signals++;
     if (signals > 1) exitNow(code);
+    const name = code === 130 ? "SIGINT" : "SIGTERM";
+    newLineAfterInterrupt(name);
+    // Once closing (a lifeline, a fault), the tasks were already ended: nothing new to say.
+    const note = session.closing ? null : signalNote(session, name);
+    if (note) console.error(note);
     session.shutdown();
   };
   const term = onSignal(143);

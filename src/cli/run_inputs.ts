@@ -3,6 +3,7 @@
  * anything is loaded (a bad value is E-CLI-003 and changes nothing), the launch task, and the
  * session `--resume` continues.
  */
+import { looksLikePath, missingTaskFile } from "./task_path.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { pathError } from "../path_errors.ts";
 import { planResume, type ResumePlan } from "../session/resume.ts";
@@ -35,7 +36,7 @@ canceled exit 1, with error[E-RUN-040] naming the task that decided it).
   --port N                the door's port, 0 for any free one (default network.internal_port,
                           else any free one)
   --json                  print one JSON readiness line instead of the human lines
-  -v, --verbose           also print workdir:, manifest:, driver:, page: (and otel:) lines
+  -v, --verbose           also print workdir:, manifest:, driver:, page: (and otel:, tokens:) lines
   --lifecycle-task-acceptance none|single|queue
                           override lifecycle.task_acceptance
   --lifecycle-after-task exit|sleep
@@ -113,6 +114,19 @@ export function checkValues(v: RunFlags): void {
   if (v.port !== undefined && (!/^\d+$/.test(v.port) || Number(v.port) > 65535)) {
     throw badValue("run", "--port", v.port, "a port number (0 to 65535)", USAGE);
   }
+  // `--task ./taks.md` with no such file is a slip, not a task (task_path.ts).
+  if (v.task !== undefined && looksLikePath(v.task) && !exists(v.task)) {
+    throw missingTaskFile(v.task);
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -129,7 +143,7 @@ export async function readTask(
     try {
       st = await Deno.stat(arg);
     } catch {
-      return arg; // not a path to anything: the literal text
+      return arg; // not a path to anything: the literal text (checkValues refused a path-like one)
     }
     if (!st.isFile) return arg;
     try {

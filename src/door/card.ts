@@ -62,9 +62,11 @@ export function buildCards(c: CardInput): { public: unknown; extended: unknown |
     description:
       "Every JSON-RPC method this door answers, including the murmur methods murmur.WatchSession and murmur.StopSession, which are not A2A methods, and whether it accepts tasks from peer capsules.",
     required: false,
-    // Peer tasks need no consent here: `x-murmur-task-origin: peer` is honoured (peer lane)
-    // whenever the door takes tasks at all.
-    params: { methods: doorMethods(authenticated, push), peerTasks: accepts },
+    // `exports.peer_tasks.accept` (src/door/peer_tasks.ts): a door that takes no tasks takes none.
+    params: {
+      methods: doorMethods(authenticated, push),
+      peerTasks: accepts && m.exports?.peerTasks.accept === true,
+    },
   };
   const capsule = {
     uri: CAPSULE_URI,

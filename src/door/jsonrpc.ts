@@ -149,7 +149,9 @@ export function checkVersionValue(raw: string | null): RpcError | null {
   const requested = values.join(", ");
   return a2aError(
     "versionNotSupported",
-    `A2A version '${requested}' is not supported; this agent speaks 1.0`,
+    raw === null
+      ? "the A2A-Version header is missing; this agent speaks 1.0: send A2A-Version: 1.0"
+      : `A2A version '${requested}' is not supported; this agent speaks 1.0`,
     { requestedVersion: requested, supportedVersions: "1.0" },
   );
 }

@@ -6,6 +6,7 @@
  */
 import { type DoorMethod, isPushMethod, type PushMethod, scopeOf } from "../a2a/methods.ts";
 import { pushNotSupported } from "./push_methods.ts";
+import { methodNotFound } from "./method_not_found.ts";
 import type { Grant } from "./auth.ts";
 import { readCapped, tooLarge } from "./body.ts";
 import type { Gate } from "./gate.ts";
@@ -77,7 +78,7 @@ export function unserved(method: string): RpcError {
     ? unsupported("this agent serves no extended agent card")
     : isPushMethod(method)
     ? pushNotSupported()
-    : rpcError("methodNotFound", "Method not found");
+    : methodNotFound(method);
 }
 
 /** A method this door serves. */

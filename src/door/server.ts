@@ -9,15 +9,16 @@
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
-import type { Origin } from "../session/task_record.ts";
 import { DoorAuth, type FormationDoor, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
 import { type Binding, callMethod, isRpcMethod } from "./handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "./jsonrpc.ts";
+import { methodNotFound } from "./method_not_found.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { SeenMessages } from "./retries.ts";
 import { bare, json, JSON_HEADERS, through } from "./responses.ts";
+import { claimedOrigin, honouredTrust, peerNotAccepted, refusesPeer } from "./peer_tasks.ts";
 import { rpcChecks, type RpcRequest } from "./rpc_checks.ts";
 import type { PushNotifications } from "../push/push.ts";
 import { restChecks, restRefusal, type RestRequest } from "./rest/checks.ts";
@@ -129,6 +130,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     const restful = isRestPath(url.pathname);
     const admitted = await gate.admit(req, restful ? restRefusal : undefined);
     if (admitted instanceof Response) return admitted;
+    if (refusesPeer(req, manifest)) return peerNotAccepted(); // after the token: peer_tasks.ts
     const grant = admitted.grant;
 
     if (url.pathname.startsWith("/attachments/")) {
@@ -208,7 +210,10 @@ function cardResponse(req: Request, cards: ServedCards): Response {
   return new Response(cards.publicBody, { headers: { ...JSON_HEADERS, ...cache } });
 }
 
-/** What each call is made with: the caller's origin and trust headers, its credential. */
+/**
+ * What each call is made with: the caller's origin, its trust (honoured only from a proven peer,
+ * src/door/peer_tasks.ts), its credential.
+ */
 function callContexts(
   o: DoorOptions,
   cards: ServedCards,
@@ -216,13 +221,11 @@ function callContexts(
 ): (grant: Grant | null, req: Request) => CallContext {
   const seen = new SeenMessages(o.session.manifest.network.retriedSends === "replay");
   return (grant, req) => {
-    const raw = (req.headers.get("x-murmur-task-origin") ?? "").trim().toLowerCase();
-    const origin: Origin = raw === "peer" || raw === "completion" ? raw : "event";
-    const trust = (req.headers.get("x-murmur-task-trust") ?? "").trim().toLowerCase();
+    const origin = claimedOrigin(req);
     return {
       session: o.session,
       origin,
-      trusted: origin !== "event" && trust === "trusted",
+      trusted: honouredTrust(req, origin, grant),
       extendedCard: cards.extendedValue,
       caller: grant?.credential ?? "",
       seen,
@@ -248,7 +251,7 @@ function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
     const ctx = ctxFor(grant, req);
     const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
-    if (!isRpcMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isRpcMethod(method)) return refuse(methodNotFound(method));
     try {
       return await callMethod(method, { ctx, stream, binding });
     } catch (e) {

@@ -27,7 +27,7 @@ export interface AttemptRequest {
   resume: "new" | "task" | "context";
   /** `threaded`: whatever session this attempt runs in is remembered for its context. */
   conversation: "stateless" | "threaded";
-  /** The manifest's system prompt; the driver prepends its fixed trust notices. */
+  /** The system prompt: the `[Capsule]` block, then the manifest's (../capsule_block.ts). */
   system?: string;
   /** `inference.max_turns`, cumulative over the task's attempts. */
   maxTurns: number;

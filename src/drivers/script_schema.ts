@@ -9,6 +9,7 @@
  * are strict: a script is test tooling, and a misspelt key (`delay: 50`) silently ignored would
  * make a test pass for the wrong reason.
  */
+import { indentHint } from "../manifest/yaml_hints.ts";
 import { z } from "zod";
 import YAML from "yaml";
 import { errorMessage, MurError } from "../errors.ts";
@@ -224,7 +225,14 @@ export function parseScript(text: string, label: string): Script {
       // yaml's message already ends its first line with "at line L, column C:"; the rest is an
       // excerpt of the file, which a one-line diagnostic does without.
       const first = e.message.split("\n")[0].replace(/:$/, "");
-      throw new MurError("E-MAN-002", `${label}: YAML syntax error: ${first}`, HINT);
+      // A mis-indented line is said in words too, as for the manifest (yaml_hints.ts).
+      const at = e.linePos?.[0];
+      const words = at && indentHint(text, e.code, at.line, at.col);
+      throw new MurError(
+        "E-MAN-002",
+        `${label}: YAML syntax error: ${first}`,
+        words ? `${words}; ${HINT}` : HINT,
+      );
     }
     throw e;
   }

@@ -14,9 +14,10 @@ const PASSED = [
   "a2a-version",
   "a2a-extensions",
   "last-event-id",
-  "x-murmur-task-origin",
-  "x-murmur-task-trust",
 ];
+// Not `x-murmur-task-origin` nor `x-murmur-task-trust`: an edge's callers are outside callers, and
+// a peer's claim is the capsule runtime's to stamp, never theirs (src/door/peer_tasks.ts). Dropped,
+// a request reaches the door as origin `event`, untrusted.
 /** Answer headers a client reads. */
 const RETURNED = ["content-type", "cache-control", "a2a-extensions", "www-authenticate"];
 

@@ -15,6 +15,7 @@ import { doorMethods } from "../door/card.ts";
 import { Gate } from "../door/gate.ts";
 import type { Binding } from "../door/handlers.ts";
 import { RpcError, rpcError, rpcErrorBody, rpcResult } from "../door/jsonrpc.ts";
+import { methodNotFound } from "../door/method_not_found.ts";
 import { bare, json, JSON_HEADERS, through } from "../door/responses.ts";
 import { restChecks, restRefusal, type RestRequest } from "../door/rest/checks.ts";
 import { restError } from "../door/rest/errors.ts";
@@ -40,6 +41,7 @@ import {
 import { listRows } from "../door/methods.ts";
 import { historyLengthOf } from "../door/history_length.ts";
 import { StreamReader } from "./stream_reader.ts";
+import { listenError } from "./listen_error.ts";
 
 export interface EdgeOptions {
   redis: RedisClient;
@@ -155,7 +157,7 @@ class EdgeRoutes {
   ): Promise<Response> {
     const o = this.#o;
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
-    if (!isEdgeMethod(method)) return refuse(rpcError("methodNotFound", "Method not found"));
+    if (!isEdgeMethod(method)) return refuse(methodNotFound(method));
     try {
       return await callEdge(method, {
         session: s.session,
@@ -253,15 +255,24 @@ class EdgeRoutes {
 
 export function startEdge(o: EdgeOptions): Edge {
   const routes = new EdgeRoutes(o);
-  const server = Deno.serve({
-    hostname: o.bind,
-    port: o.port,
-    onListen: () => {},
-    onError: (e) => {
-      if (!(e instanceof ConnectionFault)) o.warn(`edge: ${(e as Error).message}`);
-      return bare(500);
-    },
-  }, (req) => routes.handle(req));
+  let server: Deno.HttpServer<Deno.NetAddr>;
+  try {
+    server = Deno.serve({
+      hostname: o.bind,
+      port: o.port,
+      onListen: () => {},
+      onError: (e) => {
+        if (!(e instanceof ConnectionFault)) o.warn(`edge: ${(e as Error).message}`);
+        return bare(500);
+      },
+    }, (req) => routes.handle(req));
+  } catch (e) {
+    // Nothing is served: let go of Redis too, so `mur edge` ends with the error (E-EDGE-002).
+    routes.mirrors.stopAll();
+    routes.reader.stop();
+    o.redis.close();
+    throw listenError(o, e);
+  }
   routes.port = server.addr.port;
   return {
     port: routes.port,

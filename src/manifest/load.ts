@@ -11,6 +11,7 @@ import { validateManifest } from "./checks.ts";
 import { loadWarnings } from "./load_warnings.ts";
 import { misspeltSections } from "./misspelt_sections.ts";
 import { suggestKey } from "./suggest.ts";
+import { indentHint } from "./yaml_hints.ts";
 import { type Env, expandEnv } from "./env_expand.ts";
 import { normalize } from "./normalize.ts";
 import { splitUnknownKeys } from "./schema.ts";
@@ -60,6 +61,10 @@ export async function loadManifest(
     }
     if (e instanceof MurError && e.code.startsWith("E-MAN-") && !e.hint) {
       throw new MurError(e.code, e.message, `fix the manifest at ${file}`);
+    }
+    // A YAML error's hint says what the indentation does; the file is still worth naming.
+    if (e instanceof MurError && e.code === "E-MAN-002" && e.hint) {
+      throw new MurError(e.code, e.message, `${e.hint}; fix the manifest at ${file}`);
     }
     throw e;
   }
@@ -119,7 +124,8 @@ export function parseYaml(text: string, label = MANIFEST_FILE): unknown {
     const where = pos ? `${label}:${pos.line}:${pos.col}` : label;
     // yaml repeats the position and a source excerpt after the reason; the prefix carries it.
     const reason = error.message.replace(/ at line \d+, column \d+:?[\s\S]*$/, "").trim();
-    throw new MurError("E-MAN-002", `${where}: ${reason}`);
+    const hint = pos && indentHint(text, error.code, pos.line, pos.col);
+    throw new MurError("E-MAN-002", `${where}: ${reason}`, hint);
   }
   let data: unknown;
   try {

@@ -123,6 +123,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         maxBytes: doc.outputs.max_bytes ?? DEFAULTS.maxFileBytes,
       },
     }),
+    ...(doc.exports?.peer_tasks?.accept === true && { exports: { peerTasks: { accept: true } } }),
     tools: [],
     hooks: [],
     ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),

@@ -394,6 +394,11 @@ const spawnAllow = () =>
     }
   });
 
+/** `exports:` (docs/door.md "Peer tasks and trust"): what the capsule offers other capsules. */
+const exportsSchema = mapping({
+  peer_tasks: mapping({ accept: bool().optional() }).optional(),
+});
+
 /** Publishing to Redis for `mur edge` (docs/edge.md; src/cluster/). */
 const clusterSchema = mapping({
   redis: nonEmpty().refine((v) => typeof parseRedisUrl(v) !== "string", {
@@ -467,6 +472,7 @@ export const manifestSchema = mapping({
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
   outputs: outputsSchema.optional(),
+  exports: exportsSchema.optional(),
   tools: list(toolSchema).optional(),
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),

@@ -5,21 +5,9 @@
 import { z } from "zod";
 import { manifestSchema } from "./schema.ts";
 
-/** Edit distance (insert, delete, substitute, swap two neighbours) between two short keys. */
-export function distance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
+import { distance } from "../edit_distance.ts";
+
+export { distance };
 
 /** The schema one level down: optional, pipes and arrays unwrapped; an object's field by name. */
 function child(schema: z.ZodType, part: PropertyKey): z.ZodType | undefined {

@@ -268,6 +268,8 @@ export interface Manifest {
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */
   outputs?: OutputsConfig;
+  /** `exports:` (docs/door.md "Peer tasks and trust"); absent: the capsule takes no peer tasks. */
+  exports?: { peerTasks: { accept: boolean } };
   /** `tools:` entries, then the tool artifacts in `artifacts:` order. */
   tools: ToolConfig[];
   /** `hooks:` entries, then the hook artifacts in `artifacts:` order. */

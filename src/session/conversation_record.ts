@@ -5,9 +5,10 @@
  * leaves its conversation behind, and `mur run --resume` loads it (even when the capsule is
  * `stateless`; docs/hooks.md "Resuming a session").
  *
- * Append-only, so a turn's cost does not grow with the history (BENCHMARKS.md "Turn overhead"):
- * a save writes only the messages added since the last save of that context. When the history
- * was rewritten instead (compaction, a new task's seeded prefix) the whole file is replaced
+ * Append-only, so a turn's cost does not grow with the history
+ * (BENCHMARKS.md "Scale: cost per unit of work"): a save writes only the messages added since
+ * the last save of that context. When the history was rewritten instead (compaction, a new
+ * task's seeded prefix) the whole file is replaced
  * atomically. A kill mid-append can leave a torn last line: loading ignores it and says so.
  * Records of older versions (`<context id>.json`, `{messages}` rewritten whole) still load.
  */

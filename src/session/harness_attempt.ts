@@ -21,6 +21,7 @@
 import { errorMessage } from "../errors.ts";
 import type { ToolCall } from "../drivers/types.ts";
 import type { AttemptOutcome, HarnessDriver, HarnessPart } from "../drivers/harness.ts";
+import { withCapsuleBlock } from "../drivers/capsule_block.ts";
 import type { ArtifactFrame } from "../events/frames.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type Continuation, continueAfterStop } from "./continuation.ts";
@@ -186,7 +187,8 @@ export class HarnessAttempt implements Attempt {
           // continues the context's; otherwise the harness starts fresh.
           resume: resumes > 0 ? "task" : threaded ? "context" : "new",
           conversation: manifest.lifecycle.conversation,
-          system: manifest.inference.systemPrompt,
+          // The [Capsule] block, then the manifest's prompt, as the harness's own system prompt.
+          system: withCapsuleBlock(manifest, "process", manifest.inference.systemPrompt),
           maxTurns: manifest.inference.maxTurns,
           turnsUsed: c.turns,
           tools: this.d.tools.specs(),

@@ -7,6 +7,7 @@
  *   calls through the pipeline, or, when there are none, a continuation or the attempt's end.
  */
 import type { Driver } from "../drivers/types.ts";
+import { withCapsuleBlock } from "../drivers/capsule_block.ts";
 import { compactBeforeTurn, conversationTokens } from "./compaction.ts";
 import { type Continuation, continueAfterStop } from "./continuation.ts";
 import { saveConversation } from "./conversation_record.ts";
@@ -42,6 +43,8 @@ export class HttpAttempt implements Attempt {
     const maxTurns = manifest.inference.maxTurns;
     const signal = task.abort.signal;
     const sink = new TurnSink(registry, task);
+    // Every call's system prompt: the [Capsule] block, then the manifest's (capsule_block.ts).
+    const system = withCapsuleBlock(manifest, "http", manifest.inference.systemPrompt);
     for (;;) {
       if (signal.aborted) return { kind: "canceled" };
       if (c.turns >= maxTurns) {
@@ -66,7 +69,7 @@ export class HttpAttempt implements Attempt {
       const out = await streamTurn(
         this.driver,
         {
-          system: manifest.inference.systemPrompt,
+          system,
           messages,
           tools: this.d.tools.specs(),
           maxTokens: manifest.inference.maxTokens,
@@ -79,7 +82,14 @@ export class HttpAttempt implements Attempt {
           turn,
         },
         signal,
-        { sink, trace, retryParent: run.taskEvt, taskId: task.id, clock: this.d.clock },
+        {
+          sink,
+          trace,
+          retryParent: run.taskEvt,
+          taskId: task.id,
+          clock: this.d.clock,
+          warn: (line) => this.d.warn(line),
+        },
       );
       if (out === null) {
         trace.write("inference", run.taskEvt, {
@@ -189,8 +199,8 @@ export class HttpAttempt implements Attempt {
     const spend = this.d.spend;
     if (!spend) return null;
     const { manifest } = this.d;
-    const requested = conversationTokens(manifest.inference.systemPrompt, run.messages) +
-      manifest.inference.maxTokens;
+    const system = withCapsuleBlock(manifest, "http", manifest.inference.systemPrompt);
+    const requested = conversationTokens(system, run.messages) + manifest.inference.maxTokens;
     const refusal = spend.admit(requested);
     if (!refusal) return null;
     this.d.trace.write("spend_ceiling_reached", run.counters.lastTurnEvt, {

@@ -3,7 +3,7 @@
  * driver's parts streamed into the turn sink as they come (text, thinking, tool-call-started,
  * tool-call-progress at the shared rate), and what the turn produced gathered for the attempt.
  */
-import { errorMessage } from "../errors.ts";
+import { errorMessage, warningLine } from "../errors.ts";
 import type {
   ConversationMessage,
   Driver,
@@ -36,6 +36,8 @@ export interface TurnIo {
   /** The parent and task of a `harness_retry` line (a provider retry writes no event). */
   retryParent: string;
   taskId: string;
+  /** stderr: each provider retry is also a W-RUN-005 line, so a wait between retries is not silent. */
+  warn?: (line: string) => void;
   clock: () => number;
 }
 
@@ -101,6 +103,7 @@ export async function streamTurn(
             attempt: part.attempt,
             reason: part.reason,
           });
+          io.warn?.(warningLine("W-RUN-005", `task ${io.taskId}: ${part.reason}`));
           break;
         case "finish":
           out.stopReason = part.stopReason;

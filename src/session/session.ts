@@ -329,7 +329,8 @@ export class Session {
         const before = this.registry.all().length;
         await this.#wakeup.idle(this.#opts.idleTimeoutMs);
         waitedInVain = this.registry.all().length === before && !this.registry.nextQueued();
-        if (waitedInVain && !ranAny && before === 0) {
+        // A wait cut short by a stop (mur stop, a signal, a closed lifeline) did not wait in vain.
+        if (waitedInVain && !ranAny && before === 0 && !this.#stopped && !this.#closing) {
           this.#waitedForNoTask = this.#opts.idleTimeoutMs;
         }
       }

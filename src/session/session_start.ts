@@ -2,6 +2,7 @@
  * What the session's start writes (docs/running.md): the `session_start` trace line's
  * fields and the on-session-start hook's event, read from the manifest and the launch options.
  */
+import { createHash } from "node:crypto";
 import type { TraceFieldsOf } from "../trace_events.ts";
 import type { SessionStartEvent } from "./hooks_api.ts";
 import type { SessionOptions } from "./session_api.ts";
@@ -19,6 +20,7 @@ export function sessionStartFields(opts: SessionOptions): TraceFieldsOf["session
     resumed_from: opts.resume?.fromSession ?? null,
     context_id: opts.resume?.contextId ?? opts.contextId ?? null,
     system_prompt_source: m.inference.systemPromptSource,
+    system_prompt_sha256: promptSha256(m.inference.systemPrompt),
     runtime_artifacts: opts.runtimeArtifacts ?? [],
   };
 }
@@ -30,4 +32,12 @@ export function sessionStartEvent(opts: SessionOptions): SessionStartEvent {
     session_id: opts.id,
     model: opts.driver.model,
   };
+}
+
+/**
+ * The resolved prompt's hash, as the manifest gave it (inline text trimmed, a file or a bound
+ * skill verbatim), so two sessions compare prompts without a trace carrying one.
+ */
+export function promptSha256(prompt: string | undefined): string | null {
+  return prompt === undefined ? null : createHash("sha256").update(prompt, "utf8").digest("hex");
 }

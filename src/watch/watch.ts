@@ -15,7 +15,7 @@ import { stateWord } from "./format.ts";
 import { Follow, type TaskToFollow } from "./follow.ts";
 import { Outcomes, WATCH_EXIT } from "./outcome.ts";
 import { murLine } from "../invocation.ts";
-import { runningDir } from "../home/running_records.ts";
+import { refusalHint } from "./refusal_hint.ts";
 export interface WatchTarget {
   /** `host:port` of the door. */
   url: string;
@@ -110,9 +110,7 @@ export async function openWatch(
     throw new MurError(
       "E-IO-004",
       `the door at ${target.url} refused murmur.WatchSession with HTTP ${res.status}: ${why}`,
-      target.token
-        ? `the token presented does not hold the murmur.WatchSession scope; set MURMUR_DOOR_TOKEN to one that does (${TOKENS_AT()})`
-        : `this door requires a token: set MURMUR_DOOR_TOKEN to one holding the murmur.WatchSession scope (${TOKENS_AT()})`,
+      refusalHint(res.status, "murmur.WatchSession", Boolean(target.token)),
     );
   }
   const type = res.headers.get("content-type") ?? "";
@@ -243,7 +241,3 @@ function watchLine(target: WatchTarget, ...more: string[]): string {
     ? murLine("watch", target.name, ...more)
     : murLine("watch", "--url", target.name, ...more);
 }
-
-/** Where an operator finds a session's tokens (the hint beside a door's 401/403). */
-const TOKENS_AT = () =>
-  `a session's tokens are in its running record under ${runningDir()}/ and in the readiness line its mur run --json printed`;

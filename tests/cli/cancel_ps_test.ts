@@ -171,12 +171,15 @@ Deno.test("mur ps: rows newest first, unreachable doors, pruned records, empty",
     assertEquals(lines.length, 3);
     assertEquals(
       lines[0],
-      "SESSION".padEnd(36) + "  " + "CAPSULE".padEnd(24) + "  " + "STATUS".padEnd(12) + "  " +
+      "@N".padEnd(4) + "  " + "SESSION".padEnd(36) + "  " + "CAPSULE".padEnd(24) + "  " +
+        "STATUS".padEnd(12) + "  " +
         "UPTIME".padEnd(9) + "  " + "URL".padEnd(21) + "  PAGE",
     );
     const cells = (line: string) => line.split(/\s{2,}/);
-    const [s1, c1, st1, up1, u1, p1] = cells(lines[1]);
-    assertEquals([s1, c1, st1, u1, p1], [
+    const [n1, s1, c1, st1, up1, u1, p1] = cells(lines[1]);
+    // The fake door answers no ListTasks, so what the session is doing is not known: `running`.
+    assertEquals([n1, s1, c1, st1, u1, p1], [
+      "@1",
       newer,
       "hello@0.1.0",
       "running",
@@ -185,7 +188,7 @@ Deno.test("mur ps: rows newest first, unreachable doors, pruned records, empty",
     ]);
     assert(/^00:00:\d\d$/.test(up1), up1);
     const row2 = lines[2];
-    assert(row2.startsWith(older), row2);
+    assert(row2.startsWith(`@2    ${older}`), row2);
     assert(
       row2.includes("old@0.0.1") && row2.includes("unreachable") && row2.includes("1d 01:01:0"),
       row2,

@@ -96,7 +96,8 @@ Deno.test("mur <command> --help describes every flag the command takes", async (
 Deno.test("one usage-error rule: error[E-CLI-00N]: mur <command>: …, the usage, exit 2", async () => {
   const cases: [string[], string, string][] = [
     [[], "E-CLI-002", "mur: give a command"],
-    [["frobnicate"], "E-CLI-001", "mur: unknown command 'frobnicate'"],
+    [["frobnicate"], "E-CLI-001", "mur: unknown command 'frobnicate'\n"],
+    [["wacth"], "E-CLI-001", "mur: unknown command 'wacth'; did you mean 'watch'?\n"],
     [["--frob"], "E-CLI-002", "mur: unknown flag --frob"],
     [["run", "--nope"], "E-CLI-002", "mur run: unknown flag --nope"],
     [["run", "--port"], "E-CLI-002", "mur run: --port needs a value"],
@@ -187,5 +188,33 @@ Deno.test("a real capsule: cancel by a task's label suffix; an ended task is ref
     assert(lost.stderr.startsWith(`error[E-IO-003]: could not connect to ${url}`), lost.stderr);
   } finally {
     await cap.close();
+  }
+});
+
+Deno.test("every command mur --help lists, misspelt by a swap of two letters, gets did you mean that command", async () => {
+  const top = await runMur(["--help"]);
+  const names = [...top.stdout.split("commands:\n")[1].matchAll(/^ {2}([a-z]+) /gm)].map((m) =>
+    m[1]
+  );
+  assert(names.includes("watch") && names.length >= 8, top.stdout);
+  const home = await tempHome();
+  try {
+    for (const name of names.filter((n) => n.length >= 4)) {
+      // Two neighbouring letters that differ, swapped (`approve` → `aprpove`, not itself).
+      const i = [...name].findIndex((c, k) =>
+        k > 0 && name[k + 1] !== undefined && c !== name[k + 1]
+      );
+      const slip = name.slice(0, i) + name[i + 1] + name[i] + name.slice(i + 2);
+      const r = await runMur([slip], { MURMUR_HOME: home });
+      assertEquals(r.code, 2, r.stderr);
+      assert(
+        r.stderr.startsWith(
+          `error[E-CLI-001]: mur: unknown command '${slip}'; did you mean '${name}'?\n`,
+        ),
+        r.stderr,
+      );
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
   }
 });

@@ -136,8 +136,8 @@ Deno.test("real capsule: watch shows text, a tool call, a completion and a failu
     assertEquals(await taskState(url, slow), "TASK_STATE_WORKING");
 
     const ps = await runMur(["ps"], { MURMUR_HOME: home });
-    assert(ps.stdout.split("\n")[1].startsWith(`${sid}  realwatch@0.2.0`), ps.stdout);
-    assert(ps.stdout.includes(" running "), ps.stdout);
+    assert(ps.stdout.split("\n")[1].startsWith(`@1    ${sid}  realwatch@0.2.0`), ps.stdout);
+    assert(ps.stdout.includes(" working "), ps.stdout);
 
     const stop = await runMur(["stop", sid.slice(-6)], { MURMUR_HOME: home });
     assertEquals(stop.code, 0, stop.stderr);

@@ -321,3 +321,32 @@ Deno.test("call-member: a caller that runs out of turns with a call out cancels 
     await closeAll([lead, m]);
   }
 });
+
+Deno.test("call-member: a member whose manifest does not accept peer tasks refuses the call 403 peer_not_accepted; it ends failed, nothing started there", async () => {
+  let shy: Capsule | undefined, lead: Capsule | undefined;
+  try {
+    shy = await member("shy", [{ turns: [{ steps: [{ text: "never" }] }] }], { consents: false });
+    const c = await caller(["shy"], [{
+      match: "ask",
+      turns: [callTurn([["shy", "go"]]), { steps: [{ text: "Lead: shy refused." }] }],
+    }]);
+    lead = c.cap;
+    await writeCrew(c.crewFile, [entry("shy", shy)]);
+    const f = follow(lead, "ask shy");
+    await f.done;
+    assert.equal(f.seen.final, "TASK_STATE_COMPLETED");
+    const end = ((await traceOf(lead)) as Line[]).find((l) => l.event_type === "member_call")!;
+    assert.equal(end.status, "failed");
+    assert.equal(end.member_task_id, undefined, "never started");
+    const tool = (await conversation(lead, f.seen.contextId))
+      .find((m) => m.startsWith("tool: ") && m.includes("shy"))!;
+    assert.match(
+      tool,
+      /shy's door answered 403 peer_not_accepted: this capsule does not accept tasks from peers/,
+    );
+    const listed = await shy.rpc("ListTasks", {});
+    assert.equal((listed.result as { totalSize: number }).totalSize, 0);
+  } finally {
+    await closeAll([lead, shy]);
+  }
+});

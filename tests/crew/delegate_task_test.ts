@@ -44,6 +44,7 @@ function parent(answer: Record<string, unknown>): Promise<Capsule> {
         name: "helper",
         version: "0.1.0",
         capabilities: { shell: { allow: ["bash"] } },
+        exports: { peer_tasks: { accept: true } },
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
       }),
       "helper/script.yaml": stringify({

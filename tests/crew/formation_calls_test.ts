@@ -115,6 +115,7 @@ Deno.test("formation + call-member: a member on another machine is named by url 
         version: "0.1.0",
         lifecycle: { task_acceptance: "queue", after_task: "sleep" },
         network: { authentication: { scheme: "bearer" } },
+        exports: { peer_tasks: { accept: true } },
       },
       script: answer("FAR answers"),
     });

@@ -46,7 +46,8 @@ export async function writeFormation(
     }
     await Deno.writeTextFile(
       `${dir}/${name}/murmur.yaml`,
-      stringify({ name, version: "0.1.0", inference }),
+      // Every member takes its callers' tasks (docs/door.md "Peer tasks and trust").
+      stringify({ name, version: "0.1.0", inference, exports: { peer_tasks: { accept: true } } }),
     );
   }
   await Deno.writeTextFile(`${dir}/roster.yaml`, roster);

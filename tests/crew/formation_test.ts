@@ -7,7 +7,7 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { pidAlive } from "../../src/process_liveness.ts";
 import type { CrewFile } from "../../src/crew/calls/crew_file.ts";
-import { runMur } from "../cli/helpers.ts";
+import { runMur, spawnMur } from "../cli/helpers.ts";
 import { until } from "../helpers/until.ts";
 import {
   call,
@@ -181,12 +181,12 @@ Deno.test("formation: an edge token reaches its callee's member-call methods and
   }
 });
 
-Deno.test("formation: SIGTERM to the launcher stops every member cleanly (session_end, records gone), exit 143", async () => {
+Deno.test("formation: SIGTERM to the launcher stops every member cleanly (session_end, records gone), exit as the entry ended: 0", async () => {
   const f = await launch(await writeFormation(NAMES, THREE));
   try {
     f.proc.kill("SIGTERM");
     const st = await f.proc.status;
-    assertEquals(st.code, 143);
+    assertEquals(st.code, 0);
     assert(await allGone(f.pids()));
     for (const m of f.line.members) assertEquals(record(f, m.session_id!), undefined);
   } finally {
@@ -244,7 +244,7 @@ Deno.test("formation: a member killed mid-run is logged, the formation goes on, 
     assertEquals(sent.status, 200);
     assert(await pidAlive(f.proc.pid), "the launcher still runs");
     f.proc.kill("SIGTERM");
-    assertEquals((await f.proc.status).code, 143);
+    assertEquals((await f.proc.status).code, 0);
     assert(await allGone(f.pids()));
     const err = await f.stderr;
     assert(err.includes(death), err);
@@ -283,7 +283,7 @@ Deno.test("formation: mur ps groups the members under their formation; mur stop 
     // Each member's door answers `mur ps` as its session (the card probe with its operator token).
     const table = ps.stdout.slice(0, ps.stdout.indexOf(`formation ${id}`));
     for (const m of f.line.members) {
-      assert(new RegExp(`^${m.session_id} .* running `, "m").test(table), table);
+      assert(new RegExp(`^@\\d+ +${m.session_id} .* idle `, "m").test(table), table);
     }
     const block = ps.stdout.slice(ps.stdout.indexOf(`formation ${id}`)).trim().split("\n");
     assertEquals(block, [
@@ -303,7 +303,10 @@ Deno.test("formation: mur ps groups the members under their formation; mur stop 
         `member:   ${m.name.padEnd(8)}  ${m.session_id}  session_end ok`
       ),
     ]);
-    assertEquals((await f.proc.status).code, 143);
+    // The launcher ends as its entry did (stopped while it waited for a task: ok, exit 0), and
+    // nothing says the entry waited its whole 120 s for a task.
+    assertEquals((await f.proc.status).code, 0);
+    assert(!(await f.stderr).includes("W-RUN-004"), await f.stderr);
     assert(await allGone(f.pids()));
     const after = await runMur(["ps"], env);
     assertEquals(after.stdout, "no running capsules\n");
@@ -313,5 +316,34 @@ Deno.test("formation: mur ps groups the members under their formation; mur stop 
     );
   } finally {
     await f.close();
+  }
+});
+
+Deno.test("formation: mur stop <frm> ends the launcher with the formation's status line and exit 0, as a capsule's stop does", async () => {
+  const dir = await writeFormation(NAMES, THREE);
+  const home = `${dir}/.home`;
+  const launcher = await spawnMur(["run", "--roster", `${dir}/roster.yaml`], {
+    MURMUR_HOME: home,
+    NO_COLOR: "1",
+  });
+  try {
+    let id: string | undefined;
+    while (id === undefined) {
+      const line = await launcher.nextLine(60_000);
+      assert(line !== null, "the launcher ended before announcing its formation");
+      id = /^formation: (frm_\w+)$/.exec(line)?.[1];
+    }
+    const stop = await runMur(["stop", id], { MURMUR_HOME: home });
+    assertEquals(stop.code, 0, stop.stderr);
+    const st = await launcher.child.status;
+    assertEquals(st.code, 0);
+    await launcher.out.done;
+    assert(launcher.out.text().endsWith("\nstatus: ok\n"), launcher.out.text());
+    await launcher.err.done;
+    assert(!launcher.err.text().includes("W-RUN-004"), launcher.err.text());
+  } finally {
+    launcher.kill();
+    await launcher.child.status.catch(() => {});
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -32,6 +32,8 @@ export function member(
     lifecycle?: Record<string, unknown>;
     network?: Record<string, unknown>;
     env?: Record<string, string>;
+    /** false: the manifest leaves `exports.peer_tasks.accept` out (calls are refused 403). */
+    consents?: boolean;
   } = {},
 ): Promise<Capsule> {
   return startCapsule({
@@ -40,6 +42,8 @@ export function member(
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep", ...o.lifecycle },
       capabilities: { shell: { allow: ["bash"] } },
+      // A member takes its callers' tasks (docs/door.md "Peer tasks and trust").
+      ...(o.consents === false ? {} : { exports: { peer_tasks: { accept: true } } }),
       ...(o.network ? { network: o.network } : {}),
     },
     script: { tasks },

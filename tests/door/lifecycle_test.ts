@@ -426,7 +426,8 @@ Deno.test("queue lanes: peer tasks start before bg ones; 'user' and unknown orig
   const cap = await capsule({
     lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 8 },
     script,
-    extra: SHELL,
+    // Peer tasks are taken only with consent (docs/door.md "Peer tasks and trust").
+    extra: { ...SHELL, exports: { peer_tasks: { accept: true } } },
   });
   try {
     const running = await submit(cap.base, "slowok first");

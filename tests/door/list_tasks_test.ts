@@ -289,7 +289,7 @@ Deno.test("agent card: cache headers, ETag revalidation, shape of a public door"
     const [door, capsuleExt, stream] = card.capabilities.extensions;
     assert.deepEqual(door.params, {
       methods: [...CARD_METHODS],
-      peerTasks: true,
+      peerTasks: false, // no exports.peer_tasks.accept (docs/door.md "Peer tasks and trust")
     });
     assert.equal(capsuleExt.params.sessionId, cap.ready.session_id);
     assert.equal(stream.required, false);

@@ -149,12 +149,20 @@ Deno.test("-32600 for envelopes that are not one valid request; the id echoed on
 Deno.test("-32009 for a missing, empty, other or repeated A2A-Version; 1.0 and 1.0.<n> accepted", async () => {
   await withCapsule(queue, async (cap) => {
     const body = (id: unknown) => rpcBody("ListTasks", {}, id);
-    const refuse = (a: Awaited<ReturnType<typeof post>>, id: unknown, requested: string) => {
+    // No header at all (`missing`) is named as such: the caller forgot the header, not a value.
+    const refuse = (
+      a: Awaited<ReturnType<typeof post>>,
+      id: unknown,
+      requested: string,
+      missing = false,
+    ) => {
       assertRpcError(
         a,
         id,
         -32009,
-        `A2A version '${requested}' is not supported; this agent speaks 1.0`,
+        missing
+          ? "the A2A-Version header is missing; this agent speaks 1.0: send A2A-Version: 1.0"
+          : `A2A version '${requested}' is not supported; this agent speaks 1.0`,
       );
       const info = errorInfo(a);
       assert.equal(info.reason, "VERSION_NOT_SUPPORTED");
@@ -162,7 +170,7 @@ Deno.test("-32009 for a missing, empty, other or repeated A2A-Version; 1.0 and 1
       assert.deepEqual(info.metadata, { requestedVersion: requested, supportedVersions: "1.0" });
     };
     for (const id of IDS) {
-      refuse(await post(cap.base, body(id), { "content-type": "application/json" }), id, "");
+      refuse(await post(cap.base, body(id), { "content-type": "application/json" }), id, "", true);
     }
     for (const v of ["", "0.3", "1", "1.1", "2.0", "99.0", "1.0x", "1.0.", "1.0.3a", "v1.0"]) {
       const a = await post(cap.base, body("v"), {
@@ -202,7 +210,7 @@ Deno.test("-32009 for a missing, empty, other or repeated A2A-Version; 1.0 and 1
       "content-type": "application/json",
     });
     assert.equal(s.headers.get("content-type"), "application/json");
-    refuse(s, "s", "");
+    refuse(s, "s", "", true);
     const w = await post(cap.base, rpcBody("murmur.WatchSession", {}, 4), {
       "content-type": "application/json",
       "a2a-version": "0.3",
@@ -213,7 +221,7 @@ Deno.test("-32009 for a missing, empty, other or repeated A2A-Version; 1.0 and 1
   });
 });
 
-Deno.test("-32601 for unknown methods and every A2A 0.3 name", async () => {
+Deno.test("-32601 for unknown methods and every A2A 0.3 name, which is told its 1.0 method", async () => {
   await withCapsule(queue, async (cap) => {
     const names = [
       "message/send",
@@ -232,10 +240,29 @@ Deno.test("-32601 for unknown methods and every A2A 0.3 name", async () => {
       "toString",
       "__proto__",
     ];
+    const v10: Record<string, string> = {
+      "message/send": "SendMessage",
+      "message/stream": "SendStreamingMessage",
+      "tasks/get": "GetTask",
+      "tasks/cancel": "CancelTask",
+      "tasks/resubscribe": "SubscribeToTask",
+      "tasks/pushNotificationConfig/set": "CreateTaskPushNotificationConfig",
+      "agent/getAuthenticatedExtendedCard": "GetExtendedAgentCard",
+    };
     for (const id of IDS) {
       for (const method of names) {
         const a = await call(cap.base, method, {}, { id });
-        assertRpcError(a, id, -32601, "Method not found");
+        // A 0.3 name is told its 1.0 method; anything else is plain "Method not found".
+        assertRpcError(
+          a,
+          id,
+          -32601,
+          Object.hasOwn(v10, method)
+            ? `Method not found: '${method}' is A2A 0.3's name; this door speaks A2A 1.0, where it is '${
+              v10[method]
+            }'`
+            : "Method not found",
+        );
         assert.equal(a.json.error.data, undefined);
       }
     }

@@ -74,7 +74,12 @@ Deno.test("HTTP+JSON refusals: route, media type, body, version, method, params 
     );
     assert.equal(info?.reason, "VERSION_NOT_SUPPORTED");
     assert.deepEqual(info?.metadata, { requestedVersion: "99.0", supportedVersions: "1.0" });
-    refused(await get(b, "/tasks", {}), 400, "FAILED_PRECONDITION", /version '' is not supported/);
+    refused(
+      await get(b, "/tasks", {}),
+      400,
+      "FAILED_PRECONDITION",
+      /A2A-Version header is missing/,
+    );
     // Without the header, the query parameter (A2A v1.0 §3.6.1): what an EventSource can send.
     refused(await get(b, "/tasks?A2A-Version=2.0", {}), 400, "FAILED_PRECONDITION", /'2.0'/);
     const q = await get(b, "/tasks?A2A-Version=1.0", {});

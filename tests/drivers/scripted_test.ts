@@ -602,6 +602,18 @@ Deno.test("loadScript: YAML syntax is E-MAN-002 with the file, line and column",
   );
 });
 
+Deno.test("parseScript: a mis-indented line's YAML error says what the indentation did", () => {
+  const text = "tasks:\n  - turns:\n      - steps:\n          - text: hi\n         - text: there\n";
+  assert.throws(() => parseScript(text, "s.yaml"), (e) => {
+    assert.ok(e instanceof MurError && e.code === "E-MAN-002", String(e));
+    assert.match(
+      e.hint ?? "",
+      /^line 5 starts after 9 spaces and line 4 after 10 spaces: the keys of one section, and the items of one list, must start in the same column; line it up with its neighbours; see the scripted driver's script format/,
+    );
+    return true;
+  });
+});
+
 Deno.test("parseScript names the exact key path of each kind of mistake", () => {
   const cases: [string, string][] = [
     ["", "s.yaml: tasks: is required"],

@@ -1,7 +1,8 @@
 /**
- * The event log (design.md "Event log", seed 000 "Event ids" and "Replay"): one sequence per
- * session from 1, a ring of the last 512 numbered events, replay with a gap when events after the
- * cursor were evicted or the cursor was never issued, bytes encoded once per event.
+ * The event log (docs/design.md "One process, one session, one event log", seed 000 "Event ids"
+ * and "Replay"): one sequence per session from 1, a ring of the last 512 numbered events, replay
+ * with a gap when events after the cursor were evicted or the cursor was never issued, bytes
+ * encoded once per event.
  */
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { EventLog, REPLAY_CAPACITY } from "../../src/events/log.ts";

@@ -95,9 +95,9 @@ Deno.test("claude-code through mur run: text, thinking, bridged shell, threaded 
       const got = await cap.rpc("GetTask", { id });
       const task = got.result as { artifacts: { parts: { text: string }[] }[] };
       assert.equal(task.artifacts[0].parts[0].text, "Hello from the fake server.");
-      // The system prompt reached the model behind the fixed trust notices.
+      // The system prompt reached the model behind the [Capsule] block (capsule_prompt_test.ts).
       const call = endpoint.requests.find((r) => r.userText.includes("hello"))!;
-      assert.match(JSON.stringify(call.body?.system), /murmur capsule[\s\S]*test capsule\./);
+      assert.match(JSON.stringify(call.body?.system), /\[Capsule\][\s\S]*test capsule\./);
 
       const end = await until("task_end", async () => (await traceOf(cap, id, "task_end"))[0]);
       assert.equal(end.exit_status, "ok");

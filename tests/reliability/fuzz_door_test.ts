@@ -8,6 +8,7 @@
  *
  * `MURMUR_RELIABILITY_SEED=<n>` replays a run; `MURMUR_FUZZ_CASE=<i>` sends only case i.
  */
+import { PEER_NOT_ACCEPTED_BODY } from "../../src/door/peer_tasks.ts";
 import assert from "node:assert/strict";
 import { readSse } from "../helpers/sse.ts";
 import type { Case, Door, Expect } from "./fuzz/oracle.ts";
@@ -112,7 +113,11 @@ export function judge(e: Expect, got: RawResult, held: string): string | null {
         ) {
           return `refusal body ${body}, expected error ${e.error}`;
         }
-        if (!header(res, "www-authenticate")) return "refusal without www-authenticate";
+        // Peer consent names no credential that would change it: no challenge, fixed bytes.
+        if (e.error === "peer_not_accepted") {
+          if (header(res, "www-authenticate")) return "peer_not_accepted with a challenge";
+          if (body !== PEER_NOT_ACCEPTED_BODY) return `peer_not_accepted body ${body}`;
+        } else if (!header(res, "www-authenticate")) return "refusal without www-authenticate";
       }
       if ((e.status === 404 || e.status === 405) && res.body.length !== 0) {
         return `${e.status} with a body: ${body}`;

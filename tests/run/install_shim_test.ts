@@ -144,6 +144,18 @@ Deno.test("install: a source newer than the bundle makes mur build it again firs
     assert.equal(first.err, "");
     const built = Deno.statSync(main).mtime!.getTime();
 
+    // A file written and removed in src/ (as `deno task compile` does with src/build_info.json)
+    // leaves the folder newer than the bundle and every file as it was: nothing is built.
+    const touched = new Date(built + 1_000);
+    Deno.writeTextFileSync(`${clone}/src/build_info.json`, "{}\n");
+    Deno.removeSync(`${clone}/src/build_info.json`);
+    Deno.utimeSync(`${clone}/src`, touched, touched);
+    Deno.utimeSync(`${clone}/src/cli`, touched, touched);
+    const unchanged = await runShim(shim, ["--version"], clone);
+    assert.equal(unchanged.code, 0, unchanged.err);
+    assert.equal(unchanged.err, "", "a folder's own time is not a changed source");
+    assert.equal(Deno.statSync(main).mtime!.getTime(), built);
+
     // A source edited after the build (one second later, whatever the file system's clock step).
     const later = new Date(built + 1_000);
     Deno.utimeSync(`${clone}/src/cli/trace.ts`, later, later);

@@ -1,7 +1,7 @@
 /**
  * Mistakes caught at load, not at the model's first call, as `mur run` prints them: a misspelt
- * section whose real one is absent is an error (E-MAN-004), another misspelt key gets "did you
- * mean", a capsule with no inference block says it runs the scripted model, a
+ * section or key whose real one is absent is an error (E-MAN-004), one beside its real one gets
+ * "did you mean", a capsule with no inference block says it runs the scripted model, a
  * shell binary or a tool's or hook's program missing from PATH is named, a policy hook that
  * cannot see shell calls is named, and every manifest error is reported at once.
  */
@@ -63,7 +63,25 @@ inference:
   ]);
 });
 
-Deno.test("a near-miss beside its real section, or below the top level, is a warning and the session runs", async () => {
+Deno.test("a near-miss inside a known section is an error too: a misspelt script or shell list never runs on the defaults", async () => {
+  const r = await run(`name: typo
+version: "1"
+inference:
+  driver: scripted
+  scirpt: script.yaml
+capabilities:
+  shell:
+    allw: [bash]
+`);
+  assertEquals(r.code, 1, r.stderr);
+  assertEquals(r.stdout, "", "no session started");
+  assertEquals(r.stderr.split("\n").filter((l) => l.startsWith("error[")), [
+    "error[E-MAN-004]: murmur.yaml: 'inference.scirpt' is not a key mur knows, and 'inference.script' is missing: did you mean 'inference.script'? (a misspelt key would be ignored, leaving 'inference.script' at its default)",
+    "error[E-MAN-004]: murmur.yaml: 'capabilities.shell.allw' is not a key mur knows, and 'capabilities.shell.allow' is missing: did you mean 'capabilities.shell.allow'? (a misspelt key would be ignored, leaving 'capabilities.shell.allow' at its default)",
+  ]);
+});
+
+Deno.test("a near-miss beside its real section or key is a warning and the session runs", async () => {
   const r = await run(`name: typo
 version: "1"
 inference:
@@ -71,6 +89,7 @@ inference:
 inferance:
   driver: anthropic
 lifecycle:
+  after_task: exit
   after_tasks: exit
 `);
   assertEquals(

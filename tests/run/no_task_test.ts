@@ -39,3 +39,37 @@ Deno.test("a launch that ran its task does not say no task came", async () => {
     await run.close();
   }
 });
+
+Deno.test("a wait for a first task cut short by a stop does not say it waited the whole timeout", async () => {
+  // The default wait (30 s) is far longer than this test: the SIGTERM comes while it waits.
+  const run = await spawnRun({ manifest: MANIFEST });
+  try {
+    assert.match((await run.line())!, /^murmur: url /);
+    assert.match((await run.line())!, /^session: ses_/);
+    run.signal("SIGTERM");
+    const end = await run.end(60_000);
+    assertEquals(end.code, 0, end.stderr);
+    assert.match(end.stdout, /status: ok\n$/);
+    assert.doesNotMatch(end.stderr, /W-RUN-004/);
+  } finally {
+    await run.close();
+  }
+});
+
+Deno.test("MURMUR.md of a launch without a task lists no task.md; a context budget that is set is in tokens", async () => {
+  const run = await spawnRun({
+    manifest: { ...MANIFEST, context: { max_tokens: 50_000 } },
+    env: { MURMUR_A2A_TIMEOUT_SECS: "0.3" },
+    args: ["--json"],
+  });
+  try {
+    const ready = JSON.parse((await run.line())!);
+    const end = await run.end(60_000);
+    assertEquals(end.code, 0, end.stderr);
+    const md = await Deno.readTextFile(`${ready.workdir}/MURMUR.md`);
+    assert.doesNotMatch(md, /task\.md/);
+    assert.ok(md.includes("\n- Context budget: 50000 tokens (compaction not configured)\n"), md);
+  } finally {
+    await run.close();
+  }
+});

@@ -3,6 +3,7 @@
  * `--workdir`) with MURMUR.md, task.md, trace.jsonl, out/result.txt and logs/; the launch task
  * from `--task` text, from a `--task` file, or from a task.md already in the workdir.
  */
+import { looksLikePath } from "../../src/cli/task_path.ts";
 import assert, { deepStrictEqual as assertEquals } from "node:assert/strict";
 import { manifest, ofType, readTrace, spawnRun } from "./helpers.ts";
 import { runMur } from "../cli/helpers.ts";
@@ -46,6 +47,20 @@ Deno.test("workdir: <manifest dir>/workdir/<session id> holds MURMUR.md, task.md
     assert.ok(md.includes(ready.url), "MURMUR.md names the door's url (rewritten once it listens)");
     assert.ok(md.includes("runtest"), "MURMUR.md names the capsule");
     assert.match(md, /\*\*bash\*\*/, "MURMUR.md lists the shell tool");
+    assert.ok(md.includes("\n- Context budget: not set (compaction not configured)\n"), md);
+    // The layout lists what is there, and says which folders are made on first use.
+    const layout = md.slice(md.indexOf("## Directory Layout"), md.indexOf("Tool descriptions"));
+    for (const line of layout.split("\n").filter((l) => /^[├└]── /.test(l))) {
+      const name = line.slice(4).split(/\s+/)[0];
+      const there = await Deno.stat(`${wd}/${name}`).then(() => true, () => false);
+      assertEquals(
+        line.endsWith("created on first use"),
+        !there && name !== "MURMUR.md",
+        `${line}: ${name} is ${there ? "" : "not "}there`,
+      );
+    }
+    assert.match(layout, /\n└── checkpoints\/ .*; not there yet, created on first use\n/);
+    assert.match(layout, /\n├── task\.md +the launch task\n/);
 
     const trace = await readTrace(`${wd}/trace.jsonl`);
     assertEquals(trace[0].session_id, ready.session_id);
@@ -76,20 +91,48 @@ Deno.test("workdir: --task naming an existing file uses its contents (task.md is
   }
 });
 
-Deno.test("workdir: --task that looks like a path but names no file is literal text", async () => {
+Deno.test("workdir: --task that looks like a path but names no file is refused (E-IO-001), naming the file one slip away; nothing starts", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: ECHO,
-    args: ["--task", "./literal/no-such-file.md", "--json"],
+    files: { "task.md": "from a file" },
+    args: ["--task", "./taks.md", "--json"],
   });
   try {
-    const ready = JSON.parse((await run.line())!);
     const end = await run.end();
-    assertEquals(end.code, 0, end.stderr);
-    assertEquals(await Deno.readTextFile(`${ready.workdir}/task.md`), "./literal/no-such-file.md");
-    assertEquals(await Deno.readTextFile(`${ready.workdir}/out/result.txt`), "got something else");
+    assertEquals(end.code, 1, end.stderr);
+    assertEquals(end.stdout, "");
+    assertEquals(
+      end.stderr,
+      "error[E-IO-001]: --task ./taks.md: no such file; a --task value that looks like a path is read as a file, not sent as the task's text\n" +
+        '  hint: did you mean --task ./task.md? To send text as the task, write it in words: --task "read ./taks.md"\n',
+    );
+    // Refused before anything was made: no session folder.
+    assertEquals(await Deno.stat(`${run.dir}/workdir`).then(() => true, () => false), false);
   } finally {
     await run.close();
+  }
+});
+
+Deno.test("workdir: --task text with words in it, or one word that is no path, is the task's text", async () => {
+  for (const text of ["literal: see ./no-such-file.md", "literal"]) {
+    const run = await spawnRun({
+      manifest: manifest(),
+      script: ECHO,
+      args: ["--task", text, "--json"],
+    });
+    try {
+      const ready = JSON.parse((await run.line())!);
+      const end = await run.end();
+      assertEquals(end.code, 0, end.stderr);
+      assertEquals(await Deno.readTextFile(`${ready.workdir}/task.md`), text);
+      assertEquals(
+        await Deno.readTextFile(`${ready.workdir}/out/result.txt`),
+        "got the literal text",
+      );
+    } finally {
+      await run.close();
+    }
   }
 });
 
@@ -299,5 +342,14 @@ Deno.test("a workdir an older mur used twice (two sessions in one trace.jsonl): 
     );
   } finally {
     await run.close();
+  }
+});
+
+Deno.test("workdir: what --task takes for a path: one word with a / or a file extension, never a URL or words", () => {
+  for (const p of ["./taks.md", "tasks/job", "notes.txt", "/tmp/x", "../t.yaml"]) {
+    assertEquals(looksLikePath(p), true, p);
+  }
+  for (const t of ["hello", "Say hello", "https://example.com/issue/12", "v1.2", "see ./a.md"]) {
+    assertEquals(looksLikePath(t), false, t);
   }
 });

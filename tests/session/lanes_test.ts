@@ -12,6 +12,7 @@ Deno.test("lanes: a peer task queued after bg tasks runs before them; bg tasks r
       name: "lanes",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 5 },
+      exports: { peer_tasks: { accept: true } },
     },
     script: {
       tasks: [

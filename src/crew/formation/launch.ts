@@ -11,6 +11,7 @@
  */
 import { errorMessage, MurError } from "../../errors.ts";
 import { newId } from "../../ids.ts";
+import { newLineAfterInterrupt } from "../../interrupt_newline.ts";
 import { mintEdgeToken } from "../../door/auth.ts";
 import { murmurHome } from "../../home/running_records.ts";
 import { ChildCapsule, killGroup } from "../calls/child_capsule.ts";
@@ -129,7 +130,8 @@ class Formation {
     }
     const st = await entry.child.exited;
     await this.#stopAll();
-    if (this.#signal !== null) return this.#signal;
+    // Stopped by a signal (`mur stop <frm>`, Ctrl-C) or not, the formation ends as its entry
+    // member did: its status line and exit code, as a single capsule's stop does.
     if (!this.v.json) console.log(`status: ${entryStatus(entry.child)}`);
     return st.signal ? 128 + signalNumber(st.signal) : st.code;
   }
@@ -261,6 +263,7 @@ class Formation {
     }
     this.#signal = code;
     const name = code === 130 ? "SIGINT" : "SIGTERM";
+    newLineAfterInterrupt(name);
     console.error(`[mur run] ${name}: stopping the formation ${this.id}`);
     this.#stopAll();
   }

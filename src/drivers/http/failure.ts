@@ -108,8 +108,28 @@ function fromApiCall(e: APICallError, driver: string, keyEnv?: string): CallFail
     retryable: e.isRetryable,
     status,
     retryAfterMs,
-    message: `the provider answered HTTP ${status}: ${detail(said)}`,
+    message: `the provider answered HTTP ${status}: ${detail(said)}${
+      status === 404 && driver === "openai-compatible" ? missingV1(e.url) : ""
+    }`,
   };
+}
+
+/**
+ * An OpenAI-compatible server's 404 for a path without `/v1` is most often an `endpoint` given
+ * without it (Ollama, vLLM and llama.cpp serve the API under `/v1`); said beside the 404.
+ */
+function missingV1(url: string | undefined): string {
+  let path = "";
+  try {
+    path = new URL(url ?? "").pathname;
+  } catch {
+    return "";
+  }
+  if (/(^|\/)v\d+(\/|$)/.test(path)) return "";
+  const base = url!.slice(0, url!.length - path.length) + path.replace(/\/chat\/completions$/, "");
+  return ` (the request went to ${url}; OpenAI-compatible servers usually serve their API under /v1: try inference.endpoint: ${
+    base.replace(/\/+$/, "")
+  }/v1)`;
 }
 
 interface StreamProviderErrorLike {

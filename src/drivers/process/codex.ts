@@ -81,7 +81,7 @@ function launch(req: LaunchRequest): LaunchPlan {
     if (req.telemetry.content) args.push("-c", "otel.log_user_prompt=true");
     Object.assign(env, otlpEnv(req.telemetry));
   }
-  // No system-prompt flag: the notices and the manifest prompt go before the task.
+  // No system-prompt flag: the [Capsule] block and the manifest prompt go before the task.
   const guidance = req.bridge
     ? `Use only the tools of the MCP server "${req.bridge.serverName}".`
     : "No tools are available; answer directly.";

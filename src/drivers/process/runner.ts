@@ -8,7 +8,7 @@ import { errorMessage } from "../../errors.ts";
 import { BRIDGE_SERVER_NAME, ToolBridge } from "./bridge.ts";
 import { CallOrder } from "./call_order.ts";
 import { HarnessProcess } from "./harness_process.ts";
-import { materialize, planSession, startFields, storedSessionKey, systemPrompt } from "./launch.ts";
+import { materialize, planSession, startFields, storedSessionKey } from "./launch.ts";
 import { harnessEnv, probeVersion, resolveBinary, type VersionProbe } from "./launch_env.ts";
 import { canceled, classifyOutcome, failed } from "./outcome.ts";
 import type { HarnessSessionStore } from "./sessions.ts";
@@ -202,7 +202,8 @@ function* planLaunch(
   try {
     return ctx.dialect.launch({
       model: ctx.model,
-      systemPrompt: systemPrompt(req.system),
+      // The session composed it: the [Capsule] block first (src/drivers/capsule_block.ts).
+      systemPrompt: req.system ?? "",
       bridge: bridge
         ? {
           serverName: BRIDGE_SERVER_NAME,

@@ -103,6 +103,12 @@ export function expected(c: Case, door: Door): Expect {
     if (name === undefined) return { kind: "http", status: 401, error: "invalid_token" };
     scopes = new Set(door.scopes[name]);
   }
+  // Peer consent, right after the gate on every path (docs/door.md "Peer tasks and trust"): no
+  // fuzzed manifest says exports.peer_tasks.accept. Two origin lines read as one "peer, peer".
+  const origin = lines(c, "x-murmur-task-origin");
+  if (origin.length === 1 && origin[0].toLowerCase() === "peer") {
+    return { kind: "http", status: 403, error: "peer_not_accepted" };
+  }
 
   if (path.startsWith("/attachments/")) {
     if (c.method !== "GET") return { kind: "http", status: 405 };

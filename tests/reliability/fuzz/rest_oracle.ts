@@ -165,6 +165,11 @@ export function restExpected(c: Case, door: Door): Expect {
     if (name === undefined) return restErr(401, "INVALID_TOKEN");
     scopes = new Set(door.scopes[name]);
   }
+  // Peer consent after the gate, the same plain JSON body on every binding (oracle.ts).
+  const origin = lines(c, "x-murmur-task-origin");
+  if (origin.length === 1 && origin[0].toLowerCase() === "peer") {
+    return { kind: "http", status: 403, error: "peer_not_accepted" };
+  }
   const [path, search = ""] = splitTarget(c.target);
   const route = ROUTES.find((r) => r.re.test(path));
   if (!route) return restErr(404);
