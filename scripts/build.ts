@@ -6,6 +6,9 @@
  * release targets into `dist/mur-<T>[.exe]` (scripts/build_plan.ts); other arguments go to
  * `deno compile`.
  *
+ * It compiles the bundle (scripts/bundle.ts), built first, as the installed `mur` runs it
+ * (scripts/build_plan.ts says what is included).
+ *
  * The binary carries the commit it was built from: `src/build_info.json` ({"commit"}) is written
  * before `deno compile` includes src/, and removed afterwards so a checkout never reads a stale one
  * (src/version.ts reads it, else asks git). `MUR_COMMIT` overrides what git says (a release
@@ -13,6 +16,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { buildPlan, BuildUsageError } from "./build_plan.ts";
+import { buildBundle } from "./bundle.ts";
 
 // A path with its trailing separator, also on Windows (the release workflow builds there).
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -40,6 +44,17 @@ try {
   Deno.exit(2);
 }
 const args = plan.args;
+
+try {
+  await buildBundle();
+} catch (e) {
+  console.error(
+    `error[E-BLD-001]: the bundle the binary is compiled from did not build: ${
+      e instanceof Error ? e.message : String(e)
+    }`,
+  );
+  Deno.exit(1);
+}
 
 const buildInfo = `${root}src/build_info.json`;
 const commit = Deno.env.get("MUR_COMMIT") || gitCommit();

@@ -5,7 +5,14 @@
  * `--target T` picks one of the release targets below and names the binary `mur-<T>` (`.exe` on
  * Windows), the names the release workflow (.github/workflows/release.yml) attaches and
  * scripts/install.sh downloads. Without it the binary is `dist/mur` for this machine.
+ *
+ * The binary is compiled from the bundle (scripts/bundle.ts, `.cache/bundle/main.js`), what the
+ * installed `mur` runs, with the same Deno flags (src/module_root.ts BUNDLE_RUN_FLAGS), so it gets
+ * the same start and idle memory (docs/benchmarks.md "Cost per session"). The bundle's folder is
+ * included whole (each module src/lazy.ts loads on first use is a file of it), and of src/ only
+ * what is read rather than imported: the live page's files and build_info.json.
  */
+import { BUNDLE_DIR, BUNDLE_RUN_FLAGS } from "../src/module_root.ts";
 
 /** The `deno compile --target` values a release ships (docs/installing.md). */
 export const RELEASE_TARGETS = [
@@ -78,13 +85,18 @@ export function buildPlan(
     args: [
       "compile",
       "-A",
+      ...BUNDLE_RUN_FLAGS,
       "--include",
-      `${root}src`,
+      `${root}${BUNDLE_DIR}`,
+      "--include",
+      `${root}src/ui/page`,
+      "--include",
+      `${root}src/build_info.json`,
       ...(target ? ["--target", target] : []),
       "--output",
       out,
       ...rest,
-      `${root}main.ts`,
+      `${root}${BUNDLE_DIR}/main.js`,
     ],
   };
 }

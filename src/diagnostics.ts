@@ -25,6 +25,11 @@ export const DIAGNOSTICS = {
   "E-MAN-002": "YAML syntax, with line and column",
   "E-MAN-003":
     "a value is not valid, naming its key path (`inference.max_turns`, `hooks[1].commit_policy`, an unset `${NAME}`, …)",
+  "E-CAP-001":
+    "a `capabilities.network.allow` entry is not a URL (`https://host[:port]`, no path), a host, or `host:port`",
+  "E-CAP-002": "`capabilities.filesystem.scope` is absolute or escapes the workdir with `..`",
+  "E-CAP-003":
+    "the containment floor (`containment:`, raised by `--containment`) is more than this host reaches: `declared containment class 'scoped' is not achievable on this host (achieved: 'advisory'): <reason>`",
   "E-CAP-010":
     "an artifact's `config` is not a mapping, or is over 65,536 bytes as JSON (it reaches the artifact as `MURMUR_ARTIFACT_CONFIG`)",
   "E-CAP-013":
@@ -33,6 +38,10 @@ export const DIAGNOSTICS = {
     "an artifact's `capabilities.env.allow` names a variable beyond what mur hands that kind of process: the door token (`MURMUR_DOOR_TOKEN`) to any, a runtime credential (`*_API_KEY`, `*_AUTH_TOKEN`, `*_OAUTH_TOKEN`) to a hook",
   "E-MAN-004":
     "a key a slip away from a key its section declares and lacks (`inferance:` with no `inference:`, `inference.scirpt`, `capabilities.shell.allw`), or a key dedented out of its section (`script:` at the top level): if ignored, it would leave the key at its default",
+  "W-SEC-011":
+    "`capabilities.filesystem.workdir_exec: true` caps containment at advisory: every process the capsule starts runs unconfined",
+  "W-SEC-040":
+    "no containment floor is declared and this host reaches only advisory (no bubblewrap, or no user namespaces): processes run unconfined, with the reason",
   "W-SEC-019":
     "a key `mur` does not know is ignored, with the nearest known key when one is close (`did you mean 'inference'?`); also a key the chosen transport or driver does not use",
   "W-MAN-001":
@@ -122,6 +131,10 @@ export const DIAGNOSTICS = {
     "an `OTEL_EXPORTER_OTLP_*` variable holds a value that cannot be used (not an http(s) URL, a header not `key=value`): no span export",
   "W-OTEL-002":
     "spans were not exported when the session ended (the collector is down, refused them or was too slow): counts; the trace's `otel_export` line has them too",
+  "W-MCP-001":
+    "an MCP server (`mcp_servers:`) could not be started, initialized or listed, left tools out, or went away during the session: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
+  "W-API-001":
+    "an OpenAPI service (`openapi_services:`) could not be read or checked, or left operations out: the model goes without its tools, the session goes on (the trace's `source_error` line, the task's `sourceErrors`)",
   "W-PUSH-001":
     "push notifications were not delivered: given up after their retries, dropped from a full queue, or left when the session ended (counts; the trace's `push_end` lines name each event)",
   "W-SEC-023": "the running record could not be written: the session is reachable only by its URL",

@@ -76,10 +76,12 @@ export function mainModule(): URL {
  * Deno's flags for running a bundle: no config file. Everything the bundle imports is in it, so
  * deno.json's import map and the lockfile have nothing left to resolve; reading them cost each
  * start from the bundle about 1.5 ms (8 % of `mur ps`; docs/benchmarks.md "Cost per session").
+ * And V8's `gc()`, which an idle capsule calls once to give memory back
+ * (src/session/idle_collect.ts).
  * The install shim (scripts/install_local.ts), a member capsule (src/crew/calls/child_capsule.ts),
  * the bench and the bundle tests all run a bundle this way.
  */
-export const BUNDLE_RUN_FLAGS = ["--no-config"] as const;
+export const BUNDLE_RUN_FLAGS = ["--no-config", "--v8-flags=--expose-gc"] as const;
 
 /** What follows `deno run -A` to run the entry `main`: the bundle's flags, then the entry. */
 export function entryArgs(main: string): string[] {

@@ -130,6 +130,29 @@ interface ToolLines {
     status: "ok" | "error";
     /** Present (true) only when the output the model was shown was cut (docs/tools.md). */
     truncated?: true;
+    /** The MCP server whose tool it was (docs/mcp.md). */
+    server?: string;
+  };
+  /** An MCP tool's `notifications/progress`, at most one per call per 250 ms (docs/mcp.md). */
+  tool_progress: {
+    turn: number;
+    task_id: string;
+    tool_name: string;
+    tool_call_id: string;
+    server: string;
+    progress: number;
+    total?: number;
+    message?: string;
+  };
+  /**
+   * A tool source (an MCP server) could not be started, listed, or went away (docs/mcp.md): the
+   * model goes without its tools; `phase` is `launch` or `session`.
+   */
+  source_error: {
+    kind: "mcp" | "openapi";
+    source: string;
+    message: string;
+    phase: "launch" | "session";
   };
   /**
    * A call that read a skill (docs/manifest.md "artifacts"), in place of its `tool_call`; not counted in the
@@ -266,6 +289,10 @@ interface SessionLines {
     system_prompt_sha256: string | null;
     /** What the staging phase staged (docs/manifest.md "The staging phase"), in staging order. */
     runtime_artifacts: RuntimeArtifactField[];
+    /** The floor the manifest or `--containment` asked for (docs/containment.md); null: none. */
+    containment_declared: string | null;
+    /** The class every process of the session runs under. */
+    containment_achieved: string;
   };
   session_end: {
     total_turns: number;
@@ -391,6 +418,8 @@ export interface HarnessTraceFields {
   harness_warning: { code: string; message: string };
   harness_retry: { attempt: number; reason: string };
   harness_note: { text: string };
+  /** An MCP server the harness was handed and could not connect (docs/mcp.md). */
+  harness_source_error: { kind: "mcp"; source: string; message: string };
   harness_interrupt: { method: string; delivered: boolean; grace_ms: number };
   harness_exit: {
     code: number | null;

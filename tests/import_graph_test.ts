@@ -34,6 +34,7 @@ export const ROOMS = [
   "drivers",
   "tools",
   "manifest",
+  "containment",
   "home",
   "events",
   "a2a",

@@ -31,6 +31,7 @@ import { Scale, scaleMarkdown } from "./scale.ts";
 import { benchEdges } from "./round_edges.ts";
 import { benchRedis } from "./round_redis.ts";
 import { benchHistory } from "./round_history.ts";
+import { benchContainment } from "./round_containment.ts";
 import { pathMarkdown, profileEventPath } from "./round_profile.ts";
 
 function loadavg(): string {
@@ -112,6 +113,7 @@ export async function bench(args: string[]): Promise<number> {
   let redisMd = "";
   let pushMd = "";
   let historyMd = "";
+  let containmentMd = "";
   let pathMd = "";
   // Every mur the bench starts runs the bundle, as the installed `mur` does (procs.ts MAIN).
   if (!bundleIsFresh()) {
@@ -173,6 +175,14 @@ export async function bench(args: string[]): Promise<number> {
           (e as Error).message
         }\n`;
       }
+      log("containment: a bash tool call per class against advisory's (issue 41)");
+      try {
+        containmentMd = await benchContainment(log, values.quick ?? false);
+      } catch (e) {
+        containmentMd = `## Containment: cost per tool call (issue 41)\n\nnot available: ${
+          (e as Error).message
+        }\n`;
+      }
       log("edges: the capsule's door, one mur edge, three (issue 20)");
       try {
         edgesMd = (await benchEdges(log, values.quick ?? false)).markdown;
@@ -222,6 +232,7 @@ export async function bench(args: string[]): Promise<number> {
       redisMd.trimEnd(),
       pushMd.trimEnd(),
       historyMd.trimEnd(),
+      containmentMd.trimEnd(),
     ]
       .filter(Boolean).join("\n\n") + "\n",
   );

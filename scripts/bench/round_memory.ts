@@ -61,6 +61,15 @@ async function startBare(): Promise<Idle> {
   return { s, gc: await inspectorOf(s) };
 }
 
+/** A bare process as a user runs one: no inspector, so nothing collects it from outside. */
+async function startBareAsIs(): Promise<Spawned> {
+  return await spawnReady({
+    name: "raw (idle, as is)",
+    cmd: [Deno.execPath(), "run", "-A", RAW, "0", "0"],
+    readyTimeoutMs: 60_000,
+  });
+}
+
 /** A bare process that imported `spec` first (bare_import.ts). */
 async function startImporting(spec: string): Promise<Idle> {
   const s = await spawnReady({
@@ -70,6 +79,20 @@ async function startImporting(spec: string): Promise<Idle> {
     readyTimeoutMs: 30_000,
   });
   return { s, gc: await inspectorOf(s) };
+}
+
+/** An idle capsule as the installed `mur` runs one (procs.ts murCmd): no inspector. */
+async function startCapsuleAsIs(
+  manifest: string,
+  workdir: string,
+  env: Record<string, string>,
+): Promise<Spawned> {
+  return await spawnReady({
+    name: "mur run (idle, as is)",
+    cmd: murCmd(manifest, workdir, []),
+    env,
+    readyTimeoutMs: 60_000,
+  });
 }
 
 async function startCapsule(
@@ -106,6 +129,42 @@ function stop(ps: Idle[]): void {
 }
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** How long after the last readiness line processes run untouched before they are read. */
+export const AS_IS_WAIT_MS = 8_000;
+
+/**
+ * Several processes started one after another (`start(i)`, handed those already running), left
+ * alone until AS_IS_WAIT_MS after the last one's readiness line (so every one has idled at least
+ * that long), then read as they are: what a user's `ps` sees. Every one is killed after.
+ */
+async function groupAsIs(
+  n: number,
+  start: (i: number, running: Spawned[]) => Promise<Spawned>,
+): Promise<{ rss: number[]; pss: number[]; anon: number[] }> {
+  const ps: Spawned[] = [];
+  try {
+    for (let i = 0; i < n; i++) ps.push(await start(i, ps));
+    await new Promise((r) => setTimeout(r, AS_IS_WAIT_MS));
+    return {
+      rss: ps.map((p) => rssBytes(p.pid)),
+      pss: ps.map((p) => pssBytes(p.pid)),
+      anon: ps.map((p) => anonBytes(p.pid)),
+    };
+  } finally {
+    for (const p of ps) kill(p.pid);
+  }
+}
+
+/** Anonymous resident memory of a pid in bytes (Linux /proc status RssAnon), or NaN. */
+function anonBytes(pid: number): number {
+  try {
+    const m = /^RssAnon:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
 
 /** Several processes started one after another, then read together; all killed after. */
 async function group(n: number, start: (i: number) => Promise<Idle>) {
@@ -272,14 +331,106 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
   }
 }
 
+/**
+ * Idle memory as a user's `ps` sees it: nothing collected from outside, every process read at
+ * least AS_IS_WAIT_MS after its readiness line (an idle capsule collects once by itself after 5 s
+ * with nothing to do: src/session/idle_collect.ts). Ten capsules and a hundred, each against as
+ * many bare processes, and a crew of ten (a lead and nine members).
+ */
+export async function idleMemoryAsIs(ctx: ScaleCtx, dir: string): Promise<void> {
+  const secs = AS_IS_WAIT_MS / 1000;
+  const labels = {
+    ten: `memory of ten idle capsules, ${secs} s or more after readiness, no forced GC: PSS each`,
+    hundred:
+      `memory of 100 idle capsules, ${secs} s or more after readiness, no forced GC: PSS each`,
+    fit: "idle capsules in 16 GiB (from the 100's PSS, no forced GC)",
+    crew:
+      `memory of a crew of ten (a lead + nine members), idle ${secs} s or more, no forced GC: total PSS`,
+  };
+  ctx.log(`scale: idle memory as is (10, 100, a crew of ten; ${secs} s after readiness, no GC)`);
+  const env = { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" };
+  const manifest = await writeScaleCapsule(dir, "idle-as-is", queueCapsule(1));
+  let tag = 0;
+  const capsule = (extra: Record<string, string> = {}) =>
+    startCapsuleAsIs(manifest, `${dir}/idle-as-is/wd-${++tag}`, { ...env, ...extra });
+  const each = (xs: number[]) => sum(xs) / xs.length / MiB;
+  const mib = (x: number) => `${x.toFixed(1)} MiB`;
+  try {
+    for (const [n, label] of [[10, labels.ten], [100, labels.hundred]] as const) {
+      const bare = await groupAsIs(n, () => startBareAsIs());
+      const mur = await groupAsIs(n, () => capsule());
+      ctx.scale.add({
+        label,
+        mur: each(mur.pss),
+        base: each(bare.pss),
+        baseLabel: `${n} bare Deno.serve processes, the same way`,
+        unit: "MiB",
+        digits: 1,
+        limit: n === 100 ? 16 : undefined,
+      });
+      ctx.scale.facts.push(
+        `Idle memory as is, ${n} at once (${secs} s or more after readiness, no forced GC), each: ` +
+          `PSS ${mib(each(mur.pss))} against a bare process's ${mib(each(bare.pss))}; RSS ${
+            mib(each(mur.rss))
+          } against ${mib(each(bare.rss))}, of it anonymous ${mib(each(mur.anon))} against ${
+            mib(each(bare.anon))
+          } (the rest is the runtime binary's pages, shared: PSS counts each process's share).`,
+      );
+      if (n === 100) {
+        ctx.scale.add({
+          label: labels.fit,
+          mur: (16 * 1024) / each(mur.pss),
+          base: (16 * 1024) / each(bare.pss),
+          baseLabel: "bare Deno.serve processes",
+          unit: "",
+          digits: 0,
+        });
+      }
+    }
+    const tenBare = await groupAsIs(10, () => startBareAsIs());
+    const crewFile = `${dir}/idle-crew-ten.json`;
+    const members: { name: string; url: string; token: string }[] = [];
+    const crew = await groupAsIs(10, async (i) => {
+      if (i < 9) {
+        const p = await capsule();
+        members.push({
+          name: `m${i + 1}`,
+          url: `http://${String(p.ready.url).replace("localhost", "127.0.0.1")}`,
+          token: "",
+        });
+        return p;
+      }
+      await Deno.writeTextFile(crewFile, JSON.stringify({ formation_id: "idle-ten", members }));
+      return await capsule({
+        MURMUR_CREW_CALLEES: members.map((m) => m.name).join(","),
+        MURMUR_CREW_FILE: crewFile,
+      });
+    });
+    ctx.scale.add({
+      label: labels.crew,
+      mur: sum(crew.pss) / MiB,
+      base: sum(tenBare.pss) / MiB,
+      baseLabel: "ten bare Deno.serve processes, the same way",
+      unit: "MiB",
+      digits: 1,
+    });
+  } catch (e) {
+    for (const l of Object.values(labels)) {
+      if (!ctx.scale.rows.some((r) => r.label === l)) ctx.scale.missing(l, (e as Error).message);
+    }
+  }
+}
+
 if (import.meta.main) {
-  // These rows alone: deno run -A scripts/bench/round_memory.ts
+  // These rows alone: deno run -A scripts/bench/round_memory.ts [--as-is | --after-gc]
   const { Scale, scaleTable } = await import("./scale.ts");
   const scale = new Scale();
   const dir = await Deno.makeTempDir({ prefix: "mur-memory-" });
   try {
     await Deno.mkdir(`${dir}/home`, { recursive: true });
-    await idleMemory({ scale, log: console.error, turns: 0, hookTurns: 0, queued: 0 }, dir);
+    const ctx = { scale, log: console.error, turns: 0, hookTurns: 0, queued: 0 };
+    if (!Deno.args.includes("--as-is")) await idleMemory(ctx, dir);
+    if (!Deno.args.includes("--after-gc")) await idleMemoryAsIs(ctx, dir);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }

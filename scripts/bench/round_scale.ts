@@ -26,6 +26,7 @@ import {
   canPin,
   entryArgs,
   kill,
+  killAll,
   MAIN,
   murCmd,
   rssBytes,
@@ -34,7 +35,7 @@ import {
 } from "./procs.ts";
 import { median } from "./stats.ts";
 import { crewCall } from "./round_crew.ts";
-import { idleMemory } from "./round_memory.ts";
+import { idleMemory, idleMemoryAsIs } from "./round_memory.ts";
 import { startProfiles } from "./start_profile.ts";
 import { compiledBinary } from "./compiled.ts";
 import type { Scale } from "./scale.ts";
@@ -639,32 +640,57 @@ async function timeToExit(cmd: string[], env?: Record<string, string>): Promise<
 }
 
 /**
- * Cold start, each against its baseline in alternation (TRIES of each, medians): `mur run` of a
- * scripted capsule to its readiness line against the raw Deno.serve server's; `mur ps` to its
- * exit and `mur watch --json` to its first event against `deno run` of an empty file.
+ * The commands whose start is a row, each against `deno run` of an empty file: what it runs after
+ * `mur` and what it needs (`url`, `sessionDir`: the try's capsule's), and whether it is timed to its
+ * exit or to its first line on stdout (`mur watch --json`: its first event). A new command's start
+ * is one entry here. (`mur stop` and `cancel` load what `ps` does; timed to their exit, they would
+ * count the capsule's own end.)
+ */
+const COMMAND_STARTS: {
+  key: string;
+  label: string;
+  args: (c: { url: string; sessionDir: string }) => string[];
+  to: "exit" | "first line";
+}[] = [
+  { key: "ps", label: "`mur ps`, spawn → exit", args: () => ["ps"], to: "exit" },
+  {
+    key: "watch",
+    label: "`mur watch --url … --json`, spawn → first event on stdout",
+    args: (c) => ["watch", "--url", c.url, "--json"],
+    to: "first line",
+  },
+  {
+    key: "trace",
+    label: "`mur trace show <session dir>`, spawn → exit",
+    args: (c) => ["trace", "show", c.sessionDir],
+    to: "exit",
+  },
+  // The floor of every command: main.js and its usage text (`--version` would time `git rev-parse` too).
+  { key: "help", label: "`mur --help`, spawn → exit", args: () => ["--help"], to: "exit" },
+];
+
+/** Tries of each start, alternated with its baseline (`START_TRIES` in the environment). */
+const START_TRIES = Number(Deno.env.get("START_TRIES") ?? 7);
+
+/**
+ * Cold start, each against its baseline in alternation (START_TRIES of each, medians): `mur run`
+ * of a scripted capsule to its readiness line against the raw Deno.serve server's, from the bundle
+ * (the installed `mur`) and from source; every other command (COMMAND_STARTS) against `deno run`
+ * of an empty file.
  */
 export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
-  const TRIES = 5;
   ctx.log("scale: cold start");
   const path = await writeScaleCapsule(dir, "cold", queueCapsule(1));
   const empty = `${dir}/empty.ts`;
   await Deno.writeTextFile(empty, "");
   const env = { MURMUR_HOME: `${dir}/home`, NO_COLOR: "1" };
-  const t = {
-    raw: [] as number[],
-    run: [] as number[],
-    source: [] as number[],
-    empty: [] as number[],
-    ps: [] as number[],
-    watch: [] as number[],
-  };
-  const labels = {
-    run: "cold start: `mur run` of a scripted capsule, spawn → readiness line",
-    ps: "cold start: `mur ps`, spawn → exit",
-    watch: "cold start: `mur watch --url … --json`, spawn → first event on stdout",
-  };
+  const t: Record<string, number[]> = { raw: [], run: [], source: [], empty: [] };
+  for (const c of COMMAND_STARTS) t[c.key] = [];
+  const runLabel = "cold start: `mur run` of a scripted capsule, spawn → readiness line";
+  const loads: number[] = [];
   try {
-    for (let i = 0; i < TRIES; i++) {
+    for (let i = 0; i < START_TRIES; i++) {
+      loads.push(Deno.loadavg()[0]);
       const raw = await spawnReady({
         name: "raw (cold)",
         cmd: [Deno.execPath(), "run", "-A", RAW, "0", "0"],
@@ -691,37 +717,44 @@ export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
         });
         t.source.push(src.startMs);
         kill(src.pid);
-        t.empty.push(await timeToExit([Deno.execPath(), "run", "-A", empty]));
-        t.ps.push(await timeToExit([Deno.execPath(), "run", "-A", ...entryArgs(MAIN), "ps"], env));
-        const w = await spawnReady({
-          name: "mur watch (cold)",
-          cmd: [
-            Deno.execPath(),
-            "run",
-            "-A",
-            ...entryArgs(MAIN),
-            "watch",
-            "--url",
-            String(mur.ready.url),
-            "--json",
-          ],
-          env,
-          core: 0,
-          readyTimeoutMs: 30_000,
-        });
-        t.watch.push(w.startMs);
-        kill(w.pid);
+        const at = {
+          url: String(mur.ready.url),
+          sessionDir: String(mur.ready.session_dir),
+        };
+        for (const c of COMMAND_STARTS) {
+          t.empty.push(await timeToExit([Deno.execPath(), "run", "-A", empty]));
+          const cmd = [Deno.execPath(), "run", "-A", ...entryArgs(MAIN), ...c.args(at)];
+          if (c.to === "exit") t[c.key].push(await timeToExit(cmd, env));
+          else {
+            const w = await spawnReady({
+              name: `mur ${c.key} (cold)`,
+              cmd,
+              env,
+              core: 0,
+              readyTimeoutMs: 30_000,
+            });
+            t[c.key].push(w.startMs);
+            kill(w.pid);
+          }
+        }
       } finally {
         kill(mur.pid);
       }
     }
   } catch (e) {
-    for (const l of Object.values(labels)) ctx.scale.missing(l, (e as Error).message);
+    for (const l of [runLabel, ...COMMAND_STARTS.map((c) => `cold start: ${c.label}`)]) {
+      ctx.scale.missing(l, (e as Error).message);
+    }
     return;
   }
+  ctx.scale.facts.push(
+    `Cold start: ${START_TRIES} tries of each, every start alternated with its baseline; the load average (1 min) read ${
+      Math.min(...loads).toFixed(1)
+    }–${Math.max(...loads).toFixed(1)} over them.`,
+  );
   ctx.scale.sections.push(await startProfiles(ctx, dir, path, env));
   ctx.scale.add({
-    label: labels.run,
+    label: runLabel,
     mur: median(t.run),
     base: median(t.raw),
     baseLabel: "raw Deno.serve, spawn → readiness line",
@@ -738,15 +771,15 @@ export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
     unit: "ms",
     digits: 0,
   });
-  for (const k of ["ps", "watch"] as const) {
+  for (const c of COMMAND_STARTS) {
     ctx.scale.add({
-      label: labels[k],
-      mur: median(t[k]),
+      label: `cold start: ${c.label}`,
+      mur: median(t[c.key]),
       base: median(t.empty),
       baseLabel: "`deno run` of an empty file, spawn → exit",
       unit: "ms",
       digits: 0,
-      target: 1.5,
+      target: 1.3,
     });
   }
 }
@@ -758,21 +791,45 @@ export async function roundScale(ctx: ScaleCtx, dir: string): Promise<void> {
   await hooks(ctx, dir);
   await queued(ctx, dir);
   await idleMemory(ctx, dir);
+  await idleMemoryAsIs(ctx, dir);
   await compiledBinary(ctx, dir);
   await crewCall(ctx, dir, ctx.queued);
 }
+
+/** The parts of this round, each also run alone: `deno run -A scripts/bench/round_scale.ts --only start`. */
+const PARTS: Record<string, (ctx: ScaleCtx, dir: string) => Promise<void>> = {
+  start: coldStart,
+  turns: turnOverhead,
+  hooks,
+  queue: queued,
+  memory: async (ctx, dir) => {
+    await idleMemory(ctx, dir);
+    await idleMemoryAsIs(ctx, dir);
+  },
+  compiled: compiledBinary,
+  crew: (ctx, dir) => crewCall(ctx, dir, ctx.queued),
+};
 
 if (import.meta.main) {
   const { Scale, scaleTable } = await import("./scale.ts");
   const scale = new Scale();
   const dir = await Deno.makeTempDir({ prefix: "mur-scale-" });
-  const n = Number(Deno.args[0] ?? 200);
+  const only = Deno.args.indexOf("--only");
+  const part = only === -1 ? undefined : Deno.args[only + 1];
+  if (part !== undefined && !(part in PARTS)) {
+    console.error(`--only takes one of ${Object.keys(PARTS).join(", ")}`);
+    Deno.exit(2);
+  }
+  const n = Number(
+    Deno.args.find((a, i) => /^\d+$/.test(a) && Deno.args[i - 1] !== "--only") ?? 200,
+  );
+  const ctx = { scale, log: console.error, turns: n, hookTurns: 5, queued: 30 };
   try {
-    await roundScale(
-      { scale, log: console.error, turns: n, hookTurns: 5, queued: 30 },
-      dir,
-    );
+    await Deno.mkdir(`${dir}/home`, { recursive: true });
+    if (part) await PARTS[part](ctx, dir);
+    else await roundScale(ctx, dir);
   } finally {
+    killAll();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
   console.log(scaleTable(scale));

@@ -15,6 +15,8 @@ export interface ScaleRow {
   digits: number;
   /** Judged on mur / base: at most this. */
   target?: number;
+  /** Judged on mur's own figure: at most this, in `unit` (a goal with no baseline to it). */
+  limit?: number;
   /** Why the row has no figure, or what to read beside it. */
   note?: string;
 }
@@ -55,6 +57,10 @@ export function ratioOf(r: ScaleRow): number {
 }
 
 function verdict(r: ScaleRow): string {
+  if (r.limit !== undefined) {
+    if (!Number.isFinite(r.mur)) return `≤ ${r.limit} ${r.unit} — not measured`;
+    return `≤ ${r.limit} ${r.unit} — ${r.mur <= r.limit ? "met" : "not met"}`;
+  }
   const q = ratioOf(r);
   if (r.target === undefined) return "—";
   if (!Number.isFinite(q)) return `≤ ${r.target}× — not measured`;

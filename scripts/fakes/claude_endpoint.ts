@@ -4,8 +4,8 @@
  *
  * - "Reply with ONLY the suggestion" (the CLI's prompt-suggestion call) → "Run the test suite"
  * - the last user message holds a `tool_result` → "Tool said: <its text>"
- * - "MCPTEST" → a `tool_use` of the first `mcp__*` tool; its input is the JSON object that
- *   follows "MCPTEST " when there is one, else `{}`
+ * - "MCPTEST" → a `tool_use` of the first `mcp__*` tool (`MCPTEST@<name>`: the tool of that
+ *   name); its input is the JSON object that follows the marker when there is one, else `{}`
  * - "THINKTEST" → a thinking block, then text
  * - "FAIL429" / "FAIL401" → that HTTP error with the documented error body
  * - "SLOWTEST" → forty text deltas `tick <n> `, `slowDeltaMs` apart
@@ -93,8 +93,11 @@ export function startClaudeEndpoint(opts: ClaudeEndpointOptions = {}): ClaudeEnd
         blocks = [{ type: "text", text: ["Tool said: ", toolResult] }];
       } else if (text.includes("MCPTEST")) {
         const tools = Array.isArray(body?.tools) ? body.tools as { name?: string }[] : [];
-        const tool = tools.find((t) => t.name?.startsWith("mcp__"));
-        const input = JSON.stringify(inputAfter(text, "MCPTEST"));
+        const named = /MCPTEST@(\S+)/.exec(text)?.[1];
+        const tool = named
+          ? tools.find((t) => t.name === named) ?? { name: named }
+          : tools.find((t) => t.name?.startsWith("mcp__"));
+        const input = JSON.stringify(inputAfter(text, named ? `MCPTEST@${named}` : "MCPTEST"));
         const half = Math.ceil(input.length / 2);
         blocks = [
           { type: "text", text: ["Calling the tool."] },

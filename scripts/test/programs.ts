@@ -62,4 +62,40 @@ export const PROGRAMS: readonly Program[] = [
   { bin: "setsid", apt: "util-linux", brew: null, why: "pipe tests give each pipeline a group" },
   { bin: "prlimit", apt: "util-linux", brew: null, why: "fault tests cap file sizes" },
   { bin: "git", apt: "git", brew: "git", why: "the release tests read the repository" },
+  {
+    bin: "tmux",
+    apt: "tmux",
+    brew: "tmux",
+    why: "mur attach is driven in a terminal as a person does",
+  },
+  {
+    bin: "bwrap",
+    apt: "bubblewrap",
+    brew: null,
+    why: "the containment tests run every tool, hook and check inside bubblewrap",
+  },
+  {
+    bin: "socat",
+    apt: "socat",
+    brew: "socat",
+    why: "network.allow is forwarded into a sandbox by socat",
+  },
+  {
+    bin: "setpriv",
+    apt: "util-linux",
+    brew: null,
+    why: "the hostile-model suite runs mur as an unprivileged user",
+  },
+  {
+    bin: "python3",
+    apt: "python3",
+    brew: null,
+    why: "the hostile model's escapes are python one-liners",
+  },
+  {
+    bin: "perl",
+    apt: "perl",
+    brew: null,
+    why: "the hostile model writes a read_only subtree with perl",
+  },
 ];

@@ -5,6 +5,7 @@
  * decision of a launch is tested without a process (tests/run/launch_plan_test.ts). The assembly
  * (run_assembly.ts) builds the capsule from it; run.ts runs that.
  */
+import { type ContainmentClass, isContainmentClass } from "../containment/classes.ts";
 import { MurError, warningLine } from "../errors.ts";
 import type { Manifest, SpawnTarget } from "../manifest/types.ts";
 import { backgroundResult, takesTasks } from "../session/lifecycle.ts";
@@ -58,6 +59,8 @@ export interface LaunchPlan {
   verbose: boolean;
   /** Lines to print on stderr before the launch goes on. */
   warnings: string[];
+  /** `--containment`: raises the manifest's floor (docs/containment.md). */
+  containment?: ContainmentClass;
 }
 
 type Env = (name: string) => string | undefined;
@@ -118,5 +121,6 @@ export function planLaunch(v: RunFlags, loaded: Manifest, env: Env): LaunchPlan 
     json: v.json === true,
     verbose: v.verbose === true,
     warnings,
+    ...(isContainmentClass(v.containment) ? { containment: v.containment } : {}),
   };
 }

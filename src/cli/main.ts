@@ -19,6 +19,9 @@ commands:
   cancel   cancel one task of a running session
   approve  approve the tool call a task waits on
   deny     deny the tool call a task waits on (--reason)
+  send     send a running session a task, or a follow-up in a conversation (--context)
+  answer   answer a task that waits for input ([input-required])
+  attach   follow a session and steer it from this terminal: answer, follow up, cancel
   ps       list running sessions
   trace    read a finished or running session's trace.jsonl (show | steps)
   edge     serve the streams of every session published to one Redis (cluster:)
@@ -40,6 +43,11 @@ const commands: Record<string, () => Promise<Command>> = {
   approve: async () =>
     (await lazyImport<typeof import("./approve.ts")>("cli/approve.ts")).approveCommand,
   deny: async () => (await lazyImport<typeof import("./deny.ts")>("cli/deny.ts")).denyCommand,
+  send: async () => (await lazyImport<typeof import("./send.ts")>("cli/send.ts")).sendCommand,
+  answer: async () =>
+    (await lazyImport<typeof import("./answer.ts")>("cli/answer.ts")).answerCommand,
+  attach: async () =>
+    (await lazyImport<typeof import("./attach.ts")>("cli/attach.ts")).attachCommand,
   trace: async () => (await lazyImport<typeof import("./trace.ts")>("cli/trace.ts")).traceCommand,
   edge: async () => (await lazyImport<typeof import("./edge.ts")>("cli/edge.ts")).edgeCommand,
   version: () => Promise.resolve(version),

@@ -120,7 +120,9 @@ async function readResume(plan: LaunchPlan, from: string): Promise<ResumePlan> {
 async function start(c: Capsule, resume: ResumePlan | undefined) {
   const { session } = c;
   await session.begin({});
-  if (c.taskText !== null) session.launch(c.taskText);
+  c.mcp?.traceTo(session.trace, session.sessionEventId);
+  // The launch task's id goes in the `--json` readiness line (`mur watch --task` needs it).
+  if (c.taskText !== null) c.launchTaskId = session.launch(c.taskText).id;
   if (resume && resume.lost.length > 0) {
     // One report of every command the resumed-from session lost, in the bg lane after the
     // launch task, whatever task_acceptance says; marked shell_lost so it is reported once.
@@ -177,6 +179,8 @@ async function announceRunning(
     pushSecret: c.push?.secret,
     formation: membership ?? undefined,
     inventory: c.inventory,
+    launchTaskId: c.launchTaskId,
+    containment: c.containment.line,
   };
   await recordRunning(announced);
   announce(announced, v);
@@ -187,15 +191,17 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
   const { session } = c;
   const afterFault = endAfterFault(session, c.afterFault);
   let status: SessionStatus;
+  let ending: SessionStatus | undefined;
   try {
-    status = await Promise.race([session.run(), afterFault.ended]);
+    status = ending = await Promise.race([session.run(), afterFault.ended]);
   } catch (e) {
     // The session's own ending failed: a fault like any other.
     session.fault(e);
-    status = session.endNow();
+    status = ending = session.endNow();
   } finally {
     afterFault.cancel();
-    session.log.close();
+    // Watchers are told how the session ended as their stream closes (src/events/view.ts).
+    session.log.close(ending === undefined ? undefined : session.faulted ? "failed" : ending);
     // The stream's end goes to Redis (bounded: a Redis that does not answer delays nothing long),
     // and the signal handlers go.
     await stopMore();
@@ -203,6 +209,7 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
     await removeRunningRecord(c.sessionId).catch(() => {});
     c.lock.release();
     c.toolbox.detached.releaseAll();
+    await c.mcp?.close();
     await c.driver.close?.();
   }
   // A fault while the session closed (door, driver) still makes the run a failure.

@@ -27,6 +27,10 @@ export interface Announced {
   formation?: { formationId: string; door?: { member: string } };
   /** What the capsule offers (src/stage/inventory.ts): `-v` prints its skills. */
   inventory?: Inventory;
+  /** The launch task's id (`--task` or task.md), when there is one. */
+  launchTaskId?: string;
+  /** `containment: <class> (…)`, for `-v` (src/containment/launch.ts). */
+  containment?: string;
 }
 
 /** The running record; one that cannot be written leaves the session reachable by URL only. */
@@ -68,6 +72,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
       session_dir: a.workdir.session,
       ...(a.tokens ? { tokens: a.tokens } : {}),
       ...(a.pushSecret ? { push_secret: a.pushSecret } : {}),
+      ...(a.launchTaskId ? { task_id: a.launchTaskId } : {}),
     }));
     return;
   }
@@ -78,6 +83,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
     if (a.workdir.session !== a.workdir.root) console.log(`session dir: ${a.workdir.session}`);
     console.log(`manifest: ${a.manifest.path}`);
     console.log(`driver: ${a.manifest.inference.driver}`);
+    if (a.containment) console.log(a.containment);
     if (a.inventory) console.log(`skills: ${skillsLine(a.inventory)}`);
     console.log(`page: ${pageUrl(a.address)}`);
     if (a.otel) console.log(`otel: ${a.otel.url} (${a.otel.source})`);

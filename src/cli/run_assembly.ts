@@ -35,7 +35,17 @@ import { stageCapsule } from "../stage/stage.ts";
 import type { RuntimeArtifactField } from "../trace_events.ts";
 import { type Inventory, inventory } from "../stage/inventory.ts";
 import { readTask } from "./run_inputs.ts";
+import type { SourcesLaunch } from "./run_sources.ts";
+import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { watchFaults } from "./run_endings.ts";
+import {
+  chooseContainment,
+  type ContainmentChoice,
+  containmentRuntime,
+} from "../containment/launch.ts";
+import type { ContainmentPolicy } from "../containment/policy.ts";
+import { containmentConfig } from "../manifest/containment_keys.ts";
+import type { SessionContainment } from "../session/session_api.ts";
 
 type ClusterModule = typeof import("../cluster/publish_session.ts");
 type Door = Awaited<ReturnType<typeof startDoor>>;
@@ -54,6 +64,8 @@ export interface Capsule {
   door: Door;
   /** The launch task's text (`--task`, else the workdir's task.md), or null. */
   taskText: string | null;
+  /** The launch task's id, once the session took it (run.ts `start`). */
+  launchTaskId?: string;
   /** The cluster's module and the token key the door shares, with `cluster:`. */
   cluster: { module: ClusterModule; tokenKey: Uint8Array | undefined } | null;
   /** Resolves on the first error nobody caught (run_endings.ts watchFaults). */
@@ -64,6 +76,10 @@ export interface Capsule {
   inventory: Inventory;
   /** Writes MURMUR.md again, now with the door's address. */
   murmurMd(url: string | null): void;
+  /** The manifest's tool sources, started (docs/mcp.md), or null without any. */
+  mcp: SourcesLaunch | null;
+  /** The class the session's processes run under, and the `-v` line saying so. */
+  containment: ContainmentChoice;
 }
 
 /** What the launch brings besides its plan. */
@@ -81,10 +97,14 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // (transport: process) runs in the workdir, so it is made once the workdir exists.
   const turnDriver = plan.harness ? null : await createDriver(manifest);
   const sessionId = newId("ses");
+  // The floor is checked before anything is made: E-CAP-003 leaves no workdir behind.
+  const choice = await chooseContainment(manifest.containment, plan.containment, env);
+  for (const w of choice.warnings) warn(w);
   // One session per workdir: refused (E-RUN-043) while a live session holds it. The lock goes
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
+  const policy = await containmentPolicy(choice, manifest, sessionId, workdir);
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -92,7 +112,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId);
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
+  const mcp = await sourcesFor(plan, workdir);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -103,8 +125,9 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     sessionTools,
     otel,
     resume: inputs.resume,
-    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel),
+    hooks: commandHooks(manifest, workdir, sessionId, () => session, otel, policy),
     runtimeArtifacts: staged.artifacts,
+    containment: { declared: choice.declared, achieved: choice.achieved, policy },
     finishPush: () => finishPush(push),
   });
   push = await pushFor(plan, session);
@@ -118,15 +141,17 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   }
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
-  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files);
-  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
+  await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
+  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill.
+  const isTool = (name: string) => toolbox.has(name) || toolbox.sourceOf(name) !== undefined;
+  const offered = inventory(manifest, staged, toolbox.specs(), isTool);
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.
   let opened!: () => void;
   const ready = new Promise<void>((r) => (opened = r));
   const cluster = await clusterFor(plan, sessionId);
-  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs);
+  const door = await openDoor(plan, session, driver, ready, push, cluster?.tokenKey, inputs, otel);
   // As the card names the door (an edge rewrites the urls of the Tasks it answers to its own).
   files.doorBase = (manifest.cluster?.advertise ?? `http://${door.address}`).replace(/\/+$/, "");
   session.registry.rebasePastFiles(files.doorBase);
@@ -147,7 +172,48 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     opened,
     inventory: offered,
     murmurMd,
+    mcp,
+    containment: choice,
   };
+}
+
+/** The policy every process of the session runs under; its files go when the process ends. */
+async function containmentPolicy(
+  choice: ContainmentChoice,
+  manifest: Manifest,
+  sessionId: string,
+  workdir: Workdir,
+): Promise<ContainmentPolicy | undefined> {
+  const contained = await containmentRuntime(
+    choice,
+    manifest.containment ?? containmentConfig({}),
+    {
+      sessionId,
+      workdir: workdir.root,
+      manifestDir: manifest.dir,
+      readOnly: manifest.capabilities.filesystem.readOnly,
+    },
+  );
+  globalThis.addEventListener("unload", () => contained.close());
+  return contained.policy;
+}
+
+/**
+ * The tool sources (docs/mcp.md): MCP servers and OpenAPI services, loaded and started only when
+ * the manifest has some. A harness is handed the MCP servers in its own configuration instead.
+ */
+async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLaunch | null> {
+  const m = plan.manifest;
+  if (!m.mcpServers?.length && !m.openApiServices?.length) return null;
+  const { startSources } = await lazyImport<typeof import("./run_sources.ts")>(
+    "cli/run_sources.ts",
+  );
+  return await startSources(m, {
+    logsDir: workdir.logs,
+    workdirRoot: workdir.root,
+    harness: plan.harness,
+    warn,
+  });
 }
 
 /**
@@ -171,7 +237,12 @@ async function otelExport(manifest: Manifest, session: () => Session) {
  * manifests and skills; then the toolbox over them. A failure stops the launch here: no trace, no
  * door, no record.
  */
-async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string) {
+async function stagedTools(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  containment: ContainmentPolicy | undefined,
+) {
   const { manifest } = plan;
   const staged = await stageCapsule({
     manifest,
@@ -179,6 +250,7 @@ async function stagedTools(plan: LaunchPlan, workdir: Workdir, sessionId: string
     sessionId,
     hookTimeoutMs: hookTimeoutMs(env),
     warn,
+    containment,
   });
   const toolbox = new ToolBox({
     capabilities: manifest.capabilities,
@@ -213,8 +285,10 @@ function commandHooks(
   sessionId: string,
   session: () => Session,
   otel: OtelExport | null,
+  containment: ContainmentPolicy | undefined,
 ): CommandHooks {
   return new CommandHooks({
+    containment,
     hooks: manifest.hooks,
     workdirRoot: workdir.root,
     logsDir: workdir.logs,
@@ -243,6 +317,7 @@ function buildSession(plan: LaunchPlan, p: {
   resume?: ResumePlan;
   hooks: CommandHooks;
   runtimeArtifacts: RuntimeArtifactField[];
+  containment: SessionContainment;
   finishPush(): Promise<void>;
 }): Session {
   const { resume, toolbox } = p;
@@ -272,6 +347,7 @@ function buildSession(plan: LaunchPlan, p: {
       })),
     holdCancelStatus: isHarnessDriver(p.driver),
     runtimeArtifacts: p.runtimeArtifacts,
+    containment: p.containment,
     warn,
     otel: p.otel ?? undefined,
     push: { finish: p.finishPush },
@@ -319,6 +395,7 @@ async function registerSessionTools(
   sessionTools: Map<string, Tool>,
   workdir: Workdir,
   files: { doorBase: string },
+  otel: OtelExport | null,
 ): Promise<void> {
   const add = (tool: Tool) => {
     toolbox.register(tool);
@@ -350,6 +427,8 @@ async function registerSessionTools(
       "session/crew_tools.ts",
     );
   const deadlineSecs = lifecycle.delegationDeadlineSecs ?? DEFAULT_DEADLINE_SECS;
+  // Each request to a member's or a child's door: an a2a.client span (docs/opentelemetry.md).
+  const a2aClient = otel ? (taskId: string, r: A2aCallRecord) => otel.a2a(r, taskId) : undefined;
   // A crew member that may call others (docs/crews.md): the launcher names its callees.
   if (plan.callees.length > 0) {
     const deps = {
@@ -358,6 +437,7 @@ async function registerSessionTools(
       callees: plan.callees,
       crewFile: plan.crewFile,
       deadlineSecs,
+      a2aClient,
     };
     add(callMemberTool(deps));
     add(endWithoutAnswerTool(deps));
@@ -370,6 +450,7 @@ async function registerSessionTools(
       targets: plan.spawnTargets,
       workdirRoot: workdir.root,
       deadlineSecs,
+      a2aClient,
     }));
   }
 }
@@ -427,6 +508,7 @@ async function openDoor(
   push: PushNotifications | null,
   tokenKey: Uint8Array | undefined,
   inputs: AssemblyInputs,
+  otel: OtelExport | null,
 ): Promise<Door> {
   try {
     return await startDoor({
@@ -442,6 +524,8 @@ async function openDoor(
       push,
       tokenKey,
       formation: inputs.membership?.door,
+      // Each method call: an a2a.server span (docs/opentelemetry.md "A2A spans").
+      ...(otel && { onA2a: (r: A2aCallRecord) => otel.a2a(r) }),
     });
   } catch (e) {
     session.trace.close();

@@ -3,6 +3,7 @@
  * anything is loaded (a bad value is E-CLI-003 and changes nothing), the launch task, and the
  * session `--resume` continues.
  */
+import { isContainmentClass } from "../containment/classes.ts";
 import { looksLikePath, missingTaskFile } from "./task_path.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { pathError } from "../path_errors.ts";
@@ -13,6 +14,7 @@ import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
 export const USAGE =
   `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
                [--workdir DIR] [--bind ADDR] [--port N] [--json] [-v]
+               [--containment advisory|scoped|sealed]
                [--lifecycle-task-acceptance none|single|queue] [--lifecycle-after-task exit|sleep]
        mur run --roster FILE [--task TEXT|PATH] [--json]
 
@@ -35,6 +37,8 @@ canceled exit 1, with error[E-RUN-040] naming the task that decided it).
   --bind ADDR             the door's listen address (default 127.0.0.1)
   --port N                the door's port, 0 for any free one (default network.internal_port,
                           else any free one)
+  --containment CLASS     raise the manifest's containment floor: advisory, scoped or sealed
+                          (docs/containment.md; E-CAP-003 when this host cannot reach it)
   --json                  print one JSON readiness line instead of the human lines
   -v, --verbose           also print workdir:, manifest:, driver:, page: (and otel:, tokens:) lines
   --lifecycle-task-acceptance none|single|queue
@@ -56,6 +60,7 @@ export const FLAGS = {
   port: { type: "string" },
   json: { type: "boolean" },
   verbose: { type: "boolean", short: "v" },
+  containment: { type: "string" },
   "lifecycle-task-acceptance": { type: "string" },
   "lifecycle-after-task": { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -110,6 +115,9 @@ export function checkValues(v: RunFlags): void {
   const after = v["lifecycle-after-task"];
   if (after !== undefined && after !== "exit" && after !== "sleep") {
     throw badValue("run", "--lifecycle-after-task", after, "one of exit, sleep", USAGE);
+  }
+  if (v.containment !== undefined && !isContainmentClass(v.containment)) {
+    throw badValue("run", "--containment", v.containment, "one of advisory, scoped, sealed", USAGE);
   }
   if (v.port !== undefined && (!/^\d+$/.test(v.port) || Number(v.port) > 65535)) {
     throw badValue("run", "--port", v.port, "a port number (0 to 65535)", USAGE);

@@ -3,18 +3,31 @@
  * JSON object per line with the envelope `event_type, event_id, parent_id, session_id, timestamp`,
  * then the event's fields.
  */
-import { z } from "zod";
 import { errorMessage, MurError } from "../errors.ts";
 
-const EnvelopeSchema = z.object({
-  event_type: z.string(),
-  event_id: z.string(),
-  parent_id: z.string().nullable(),
-  session_id: z.string(),
-  timestamp: z.number(),
-}).catchall(z.unknown());
+/** A trace line: the envelope, then the event's own fields. */
+export interface TraceEvent {
+  event_type: string;
+  event_id: string;
+  parent_id: string | null;
+  session_id: string;
+  timestamp: number;
+  [field: string]: unknown;
+}
 
-export type TraceEvent = z.infer<typeof EnvelopeSchema>;
+/**
+ * Whether a parsed line carries the envelope. Checked by hand, not with a schema library, so that
+ * `mur trace` loads none at start (docs/benchmarks.md "Cost per session");
+ * tests/cli/trace_envelope_test.ts holds it to the zod schema it replaced.
+ */
+export function isTraceEvent(v: unknown): v is TraceEvent {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return false;
+  const e = v as Record<string, unknown>;
+  return typeof e.event_type === "string" && typeof e.event_id === "string" &&
+    (e.parent_id === null || typeof e.parent_id === "string") &&
+    typeof e.session_id === "string" && typeof e.timestamp === "number" &&
+    Number.isFinite(e.timestamp);
+}
 
 /**
  * One session's lines, in file order. Malformed lines and a trace without session_start are
@@ -62,8 +75,7 @@ async function readTraceFile(path: string): Promise<TraceEvent[]> {
         "the trace is damaged; nothing was changed",
       );
     }
-    const parsed = EnvelopeSchema.safeParse(json);
-    if (!parsed.success) {
+    if (!isTraceEvent(json)) {
       throw new MurError(
         "E-TRC-001",
         `${path}:${
@@ -72,7 +84,7 @@ async function readTraceFile(path: string): Promise<TraceEvent[]> {
         "the trace is damaged; nothing was changed",
       );
     }
-    events.push(parsed.data);
+    events.push(json);
   });
   if (events.length === 0) {
     throw new MurError(

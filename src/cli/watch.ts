@@ -15,6 +15,10 @@ import { WATCH_EXIT } from "../watch/outcome.ts";
 import { watch, type WatchTarget } from "../watch/watch.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { callDoor } from "./door_call.ts";
+import { murLine } from "../invocation.ts";
+import { freshLook } from "./fresh_look.ts";
+import { listRunningRecords, type RunningRecord } from "../home/running_records.ts";
+import { shortTask } from "./steer_target.ts";
 import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 
 export const USAGE = `usage: mur watch [SESSION] [options]
@@ -74,10 +78,16 @@ export async function watchCommand(args: string[]): Promise<number> {
 
   let target: WatchTarget;
   let connected: string | Promise<string>;
+  /** The session's running record on this machine, for the fresh look after a loss. */
+  let record: RunningRecord | undefined;
   if (values.url !== undefined) {
     const url = values.url.replace(/^https?:\/\//, "").replace(/\/+$/, "");
     const token = Deno.env.get("MURMUR_DOOR_TOKEN") || undefined;
     target = { url, name: url, token };
+    // A door on this machine (or an edge's path naming a session of it): its record, if any.
+    record = (await listRunningRecords().catch(() => [])).find((r) =>
+      r.url === url || url.endsWith(`/sessions/${r.session_id}`)
+    );
     // Name the session when the card says which it is; a door that does not say is still watched.
     // Asked while the stream opens (the answer only names the session): one round trip less
     // before the first event.
@@ -85,7 +95,7 @@ export async function watchCommand(args: string[]): Promise<number> {
       probe.ok ? `[murmur] watching ${probe.sessionId} at ${url}` : `[murmur] watching ${url}`
     );
   } else {
-    const { record } = await resolveSession(positionals[0] ?? "@1");
+    ({ record } = await resolveSession(positionals[0] ?? "@1"));
     target = { url: record.url, name: record.session_id, token: record.tokens?.operator };
     connected =
       `[murmur] watching ${record.session_id} (${record.capsule_name}@${record.capsule_version}) at ${record.url}`;
@@ -107,6 +117,16 @@ export async function watchCommand(args: string[]): Promise<number> {
       since,
       task: taskId === undefined ? undefined : { id: taskId, check: () => getTask(target, taskId) },
       exitStatus: values["exit-status"] ?? false,
+      lookAgain: (ending) => freshLook(target.url, record, ending),
+      // `mur answer --session ses_… a1b2c3 TEXT` (or --url): how to answer a waiting task.
+      answerCommand: (id) =>
+        murLine(
+          "answer",
+          ...(values.url !== undefined ? ["--url"] : ["--session"]),
+          target.name,
+          shortTask(id),
+          "TEXT",
+        ),
     });
   } catch (e) {
     // The reader of a pipe went away (`mur watch | head -1`): nothing left to write to.
@@ -135,7 +155,7 @@ function colorValue(value: string | undefined): boolean {
 }
 
 /** GetTask for `mur watch --task`: does the session hold the task, and has it ended? */
-async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
+export async function getTask(target: WatchTarget, id: string): Promise<TaskCheck> {
   try {
     const answer = await callDoor(target.url, "GetTask", { id }, target.token);
     if (answer.ok) {

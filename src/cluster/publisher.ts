@@ -199,7 +199,14 @@ export class Publisher {
       await this.#publish();
       if (this.#sub.ended && this.#sub.pending === 0 && this.#pending.length === 0) {
         await this.#must([
-          ["XADD", this.#keys.events, closedId(this.#published), "closed", "1"],
+          [
+            "XADD",
+            this.#keys.events,
+            closedId(this.#published),
+            "closed",
+            "1",
+            ...(this.#o.session.log.ending ? ["status", this.#o.session.log.ending] : []),
+          ],
           ["PUBLISH", this.#keys.wake, closedId(this.#published)],
         ]);
         return true;

@@ -35,14 +35,21 @@ export const closedId = (lastId: number) => `${lastId}-1`;
 
 export type StreamItem =
   | { kind: "event"; event: MirroredEvent }
-  | { kind: "closed" }
+  | { kind: "closed"; status?: string }
   | { kind: "unknown"; id: string };
 
 /** An entry as XREAD / XRANGE answer it: `[id, [field, value, …]]`. */
 export function readEntry(id: string, fields: string[]): StreamItem {
   const m = /^(\d+)-(\d+)$/.exec(id);
   if (!m) return { kind: "unknown", id };
-  if (m[2] !== "0") return fields[0] === "closed" ? { kind: "closed" } : { kind: "unknown", id };
+  if (m[2] !== "0") {
+    if (fields[0] !== "closed") return { kind: "unknown", id };
+    // The session's status, when the capsule knew it as its stream closed (publisher.ts).
+    const at = fields.indexOf("status", 2);
+    return at > 0 && at % 2 === 0 && typeof fields[at + 1] === "string"
+      ? { kind: "closed", status: fields[at + 1] }
+      : { kind: "closed" };
+  }
   const f = new Map<string, string>();
   for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i], fields[i + 1]);
   const a = f.get("a");

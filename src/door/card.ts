@@ -41,6 +41,7 @@ export function streamFrames(process: boolean): string[] {
     "thinking",
     "tool-call-started",
     "tool-call-progress",
+    "tool-progress",
     "artifact",
     ...(process ? ["quota", "suggested-prompt"] : ["steer-taken"]),
     "gap",

@@ -20,6 +20,8 @@ export interface IncomingMessage {
   usedDoorExtension: boolean;
   /** The message as the task's history keeps it (docs/protocol.md "Task history"). */
   history: UserMessage;
+  /** What it says, hashed (message_fingerprint.ts): a retry's equals the first send's. */
+  fingerprint?: number;
 }
 
 /** A text or data part as sent, with only the keys a Part has (camelCase; docs/protocol.md). */

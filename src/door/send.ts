@@ -11,6 +11,7 @@ import type { TaskRecord } from "../session/task_record.ts";
 import { type CallContext, taskFor } from "./call_context.ts";
 import { invalidParams, RpcError, taskNotFound, unsupported } from "./jsonrpc.ts";
 import { fenced, type IncomingMessage, incomingMessage } from "./message.ts";
+import { messageFingerprint } from "./message_fingerprint.ts";
 import type { MessageParams } from "../a2a/spec.ts";
 
 /** A send's configuration as its spec read it: what the send flow looks at. */
@@ -35,9 +36,15 @@ export type Routed =
 export function routeMessage(ctx: CallContext, message: MessageParams): Routed {
   const msg = incomingMessage(message);
   if (msg instanceof RpcError) throw msg;
+  msg.fingerprint = messageFingerprint(message);
   // A message this caller already sent (same messageId): its task, not a second one.
   const earlier = ctx.seen.taskOf(ctx.caller, msg.messageId);
-  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier);
+  const retried = earlier === undefined ? undefined : taskFor(ctx, earlier.taskId);
+  if (retried && earlier!.fingerprint !== msg.fingerprint) {
+    throw invalidParams(
+      `Invalid params: message.messageId ${msg.messageId} was already sent with other content, and went to task ${retried.id}; a retry repeats the message exactly, new work needs a new messageId`,
+    );
+  }
   if (retried) return { kind: "retry", msg, task: retried };
   if (msg.forgetSession && ctx.session.manifest.inference.transport !== "process") {
     throw invalidParams(
@@ -114,7 +121,7 @@ export function deliverReply(ctx: CallContext, task: TaskRecord, msg: IncomingMe
       state: task.state,
     });
   }
-  ctx.seen.took(ctx.caller, msg.messageId, task.id);
+  ctx.seen.took(ctx.caller, msg.messageId, task.id, msg.fingerprint ?? 0);
 }
 
 /** A message that starts a new task, submitted with the caller's origin and trust. */
@@ -129,7 +136,9 @@ export function submitNew(ctx: CallContext, msg: IncomingMessage): SubmitResult 
     message: msg.history,
   });
   // A rejected task was not taken: sending the message again may find room.
-  if (res.kind !== "rejected") ctx.seen.took(ctx.caller, msg.messageId, res.task.id);
+  if (res.kind !== "rejected") {
+    ctx.seen.took(ctx.caller, msg.messageId, res.task.id, msg.fingerprint ?? 0);
+  }
   return res;
 }
 

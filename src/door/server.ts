@@ -6,6 +6,8 @@
  * docs/protocol.md "Refusals" order and reaches its handler through the one method table (handlers.ts); the
  * binding only decodes params and encodes the answer. No handler waits on the agent loop.
  */
+import type { A2aCallRecord } from "../a2a/call_record.ts";
+import { observedCall } from "./call_observer.ts";
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
@@ -73,6 +75,8 @@ export interface DoorOptions {
   push?: PushNotifications | null;
   /** The token key (a cluster's session key, src/door/auth.ts); absent: a random one. */
   tokenKey?: Uint8Array;
+  /** Told of every method call (an `a2a.server` span each, src/door/call_observer.ts). */
+  onA2a?: (r: A2aCallRecord) => void;
 }
 
 export interface Door {
@@ -253,7 +257,8 @@ function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
     const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
     if (!isRpcMethod(method)) return refuse(methodNotFound(method));
     try {
-      return await callMethod(method, { ctx, stream, binding });
+      const call = () => callMethod(method, { ctx, stream, binding });
+      return await (o.onA2a ? observedCall(method, params, o.session, o.onA2a, call) : call());
     } catch (e) {
       if (e instanceof RpcError) return refuse(e);
       o.warn(`door: ${method} failed: ${e instanceof Error ? e.stack : e}`);

@@ -64,7 +64,7 @@ export function steerTask(
   msg: IncomingMessage,
 ): Promise<SteerOutcome> {
   ctx.session.registry.userMessage(task, msg.history);
-  ctx.seen.took(ctx.caller, msg.messageId, task.id);
+  ctx.seen.took(ctx.caller, msg.messageId, task.id, msg.fingerprint ?? 0);
   const outcome = queueSteer(task, msg.messageId, msg.text);
   const ended = task.done.then((): SteerOutcome => ({
     taken: false,

@@ -39,6 +39,7 @@ export async function createDriver(
       baseDir: manifest.dir,
       sessionStorePath: place.sessionStorePath,
       telemetry: place.telemetry,
+      mcpServers: manifest.mcpServers,
     });
   }
   switch (inf.driver) {

@@ -151,7 +151,7 @@ export class SessionMirror implements Followed {
       this.#lastEntry = row[0];
       const item = readEntry(row[0], row[1] as string[]);
       if (item.kind === "closed") {
-        this.log.close();
+        this.log.close(item.status);
         return;
       }
       if (item.kind !== "event") continue;

@@ -5,6 +5,7 @@
  */
 import { SessionMirror } from "./mirror.ts";
 import type { StreamReader } from "./stream_reader.ts";
+import { STREAM_MAXLEN } from "../cluster/keys.ts";
 
 /** A mirror no connection has used for this long stops following its session. */
 const IDLE_MS = 60_000;
@@ -28,7 +29,7 @@ export class Mirrors {
       if (m) this.#reader.unfollow(sessionId);
       m = new SessionMirror(sessionId, (from, to) =>
         this.#warn(
-          `[murmur] edge: session ${sessionId}: events ${from}–${to} are not in Redis (published while it was down, or lost with its data); its watchers get lagged, a replay across them gap`,
+          `[murmur] edge: session ${sessionId}: events ${from}–${to} are not in Redis (published while it was down, lost with its data, or trimmed from the session's stream of ${STREAM_MAXLEN} before this edge read them); its watchers get lagged, a replay across them gap`,
         ));
       this.#mirrors.set(sessionId, m);
       this.#reader.follow(m);

@@ -31,6 +31,16 @@ export interface ArtifactFrame {
   attachments: AttachmentRef[];
 }
 
+/** A running tool's own progress (an MCP server's `notifications/progress`, docs/mcp.md). */
+export interface ToolProgressFrame {
+  frame: "tool-progress";
+  toolCallId: string;
+  toolName: string;
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
 export interface QuotaWindow {
   name: string;
   used?: number;
@@ -45,6 +55,7 @@ export type TaskFrame =
   | { frame: "thinking"; text: string; final: false }
   | { frame: "tool-call-started"; toolCallId: string; toolName: string }
   | { frame: "tool-call-progress"; toolCallId: string; inputBytes: number }
+  | ToolProgressFrame
   | ArtifactFrame
   | { frame: "quota"; windows: QuotaWindow[] }
   | { frame: "suggested-prompt"; text: string }

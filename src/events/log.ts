@@ -282,10 +282,22 @@ export class EventLog {
     });
   }
 
+  /**
+   * The session's status when its stream closed (`ok`, `failed`, …), when the closer knew it: a
+   * watch connection says it as its last bytes (view.ts), and the cluster's end marker carries it
+   * to the edges (src/cluster/publisher.ts), so the live page can tell an ended session apart from
+   * a lost connection.
+   */
+  get ending(): string | undefined {
+    return this.#ending;
+  }
+  #ending: string | undefined;
+
   /** The session's event stream ends: every subscription is told, after what it holds. */
-  close(): void {
+  close(ending?: string): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#ending = ending;
     for (const sub of this.#subs) sub.end();
     for (const wake of [...this.#waiters]) wake();
   }

@@ -59,6 +59,12 @@ export class Subscription {
   #queue: LogEntry[] = [];
   #head = 0;
   #missed = 0;
+  /**
+   * Losses that fall after events still queued (a mirror's hole while this reader is behind):
+   * each before `#queue[at]`. A take stops at the first, so its `lagged` is told where the events
+   * went missing, not before older events the reader had yet to get.
+   */
+  #holes: { at: number; n: number }[] = [];
   #ended = false;
   #wake: (() => void) | null = null;
   #listener: SubscriptionListener | null = null;
@@ -77,10 +83,11 @@ export class Subscription {
     if (this.#queue.length - this.#head >= this.capacity) {
       this.#head++;
       this.#missed++;
-      if (this.#head > 1024) {
-        this.#queue = this.#queue.slice(this.#head);
-        this.#head = 0;
+      // Every event before a hole dropped too: its loss now comes before the oldest one kept.
+      while (this.#holes.length > 0 && this.#holes[0].at <= this.#head) {
+        this.#missed += this.#holes.shift()!.n;
       }
+      if (this.#head > 1024) this.#compact(this.#head);
     }
     this.#queue.push(entry);
     if (this.#listener) {
@@ -96,7 +103,11 @@ export class Subscription {
    */
   lose(n: number): void {
     if (this.#ended || n <= 0) return;
-    this.#missed += n;
+    const at = this.#queue.length;
+    const last = this.#holes.at(-1);
+    if (this.pending === 0) this.#missed += n;
+    else if (last?.at === at) last.n += n;
+    else this.#holes.push({ at, n });
     if (this.#listener) this.#schedule();
     this.#notify();
   }
@@ -132,14 +143,32 @@ export class Subscription {
     }
   }
 
-  /** Everything queued, and how many events were dropped before it since the last take. */
+  /**
+   * Everything queued up to the next hole (`#holes`), and how many events were dropped before it
+   * since the last take. With a hole queued, what follows it is left for the next take, whose
+   * `missed` is the hole: a reader takes until nothing is pending.
+   */
   take(): { entries: LogEntry[]; missed: number } {
+    const missed = this.#missed;
+    const hole = this.#holes.shift();
+    if (hole !== undefined) {
+      const entries = this.#queue.slice(this.#head, hole.at);
+      this.#compact(hole.at);
+      this.#missed = hole.n;
+      return { entries, missed };
+    }
     const entries = this.#head === 0 ? this.#queue : this.#queue.slice(this.#head);
     this.#queue = [];
     this.#head = 0;
-    const missed = this.#missed;
     this.#missed = 0;
     return { entries, missed };
+  }
+
+  /** Drops the queue's first `n` slots (taken or dropped), keeping the holes' places. */
+  #compact(n: number): void {
+    this.#queue = this.#queue.slice(n);
+    this.#head = Math.max(0, this.#head - n);
+    for (const h of this.#holes) h.at -= n;
   }
 
   get pending(): number {
@@ -175,6 +204,7 @@ export class Subscription {
     this.#ended = true;
     this.#queue = [];
     this.#head = 0;
+    this.#holes = [];
     this.#listener = null;
     this.onClose();
     this.#notify();

@@ -201,7 +201,8 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
     if (this.#blocked && (!flush || out.empty)) return;
     this.#writing = true;
     try {
-      if (room > 0 && (sub.pending > 0 || sub.missed > 0)) {
+      // Until nothing is pending: a take stops at a mirror's hole (subscription.ts `#holes`).
+      while (room > 0 && !this.#done && (sub.pending > 0 || sub.missed > 0)) {
         const { entries, missed } = sub.take();
         if (missed > 0) {
           this.#lostAny = true;
@@ -236,7 +237,10 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
         }
       }
       // The session's event stream ended (the capsule is exiting): flushed, now close.
-      if (this.#done || (sub.ended && sub.pending === 0)) this.#finish();
+      if (this.#done || (sub.ended && sub.pending === 0)) {
+        if (!this.#done) this.#sayEnding(c);
+        this.#finish();
+      }
     } finally {
       this.#writing = false;
     }
@@ -376,6 +380,21 @@ class View implements UnderlyingDefaultSource<Uint8Array>, SubscriptionListener,
     } else if (state === "TASK_STATE_INPUT_REQUIRED" && this.#o.kind === "send") {
       this.#recovery = [probe.inputRequired()];
       this.#recoveryEnds = true;
+    }
+  }
+
+  /**
+   * A watch connection's last bytes when the session's stream closed with a known status: the
+   * comment `:session-end status=<status>`, which every client skips (docs/protocol.md "Unknown
+   * frames and keys"), and the live page reads to say the session ended rather than reconnect.
+   */
+  #sayEnding(c: ReadableStreamDefaultController<Uint8Array>): void {
+    const ending = this.#o.log.ending;
+    if (this.#o.kind !== "watch" || ending === undefined) return;
+    try {
+      c.enqueue(enc.encode(`:session-end status=${ending}\n\n`));
+    } catch {
+      // the client is gone
     }
   }
 

@@ -3,6 +3,7 @@
  * the workdir, under the per-call deadline; the answer read from stdout; a line in the hook's log
  * for every call, and its stderr under it.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import type { BoundHook, HookConfig } from "../manifest/types.ts";
 import type { HookEvent } from "../session/hooks_api.ts";
 import { shellEnv } from "../tools/shell_env.ts";
@@ -38,6 +39,8 @@ export interface CallSetting {
   timeoutMs: number;
   /** Hears every finished call; one that throws is ignored (a hook never fails for it). */
   onCall?: (call: HookCallRecord) => void;
+  /** What the hook's process runs under (src/containment/); absent: advisory. */
+  containment?: ContainmentPolicy;
 }
 
 /** Runs the command once; logs the call and its stderr. */
@@ -51,6 +54,7 @@ export async function callHook(
   const run = await runHookCommand(h.command, input, {
     cwd: o.workdirRoot,
     timeoutMs: o.timeoutMs,
+    containment: o.containment,
     env: {
       // A hook artifact sees only the baseline and its grant (docs/manifest.md "Artifact
       // capabilities"); mur's own MURMUR_* variables come after, so they are always there.

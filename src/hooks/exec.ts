@@ -3,6 +3,7 @@
  * object on stdin, the workdir as cwd, a deadline (30 s), and stdout read back. The process runs in
  * its own group, so a hook that hangs is killed together with whatever it forked.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
 
@@ -29,7 +30,12 @@ const enc = new TextEncoder();
 export async function runHookCommand(
   argv: string[],
   input: Record<string, unknown>,
-  opts: { cwd: string; timeoutMs: number; env?: Record<string, string> },
+  opts: {
+    cwd: string;
+    timeoutMs: number;
+    env?: Record<string, string>;
+    containment?: ContainmentPolicy;
+  },
 ): Promise<HookRun> {
   const started = Date.now();
   let spawned;
@@ -42,6 +48,7 @@ export async function runHookCommand(
       // credentials the caller left out (MURMUR_DOOR_TOKEN, provider keys) reach the hook.
       clearEnv: opts.env !== undefined,
       stdin: enc.encode(JSON.stringify(input) + "\n"),
+      containment: opts.containment,
     });
   } catch (e) {
     return {

@@ -24,32 +24,38 @@ export interface ToolManifestWrite {
   content: string;
 }
 
-const message = z.object({
-  role: z.enum(["user", "assistant", "tool"]),
-  content: z.string(),
-  tool_calls: z.array(z.object({
-    id: z.string(),
-    name: z.string(),
-    input: z.record(z.string(), z.unknown()),
-  })).optional(),
-  tool_results: z.array(z.object({
-    tool_call_id: z.string(),
-    tool_name: z.string(),
+const message = z.lazy(() =>
+  z.object({
+    role: z.enum(["user", "assistant", "tool"]),
     content: z.string(),
-    is_error: z.boolean(),
-  })).optional(),
-});
+    tool_calls: z.array(z.object({
+      id: z.string(),
+      name: z.string(),
+      input: z.record(z.string(), z.unknown()),
+    })).optional(),
+    tool_results: z.array(z.object({
+      tool_call_id: z.string(),
+      tool_name: z.string(),
+      content: z.string(),
+      is_error: z.boolean(),
+    })).optional(),
+  })
+);
 
-const output = z.object({
-  none: z.literal(true).optional(),
-  reopen_task: z.string().optional(),
-  seed_context: z.array(message).optional(),
-  replace_context: z.array(message).optional(),
-  deny: z.string().optional(),
-  artifact: z.record(z.string(), z.unknown()).optional(),
-  write_manifests: z.array(z.object({ binary_name: z.string(), content: z.string() }).strict())
-    .optional(),
-}).strict();
+// Built on first use: a session runs no hook until its first binding fires, and most run none
+// (docs/benchmarks.md "Cost per session": schemas built at start).
+const output = z.lazy(() =>
+  z.object({
+    none: z.literal(true).optional(),
+    reopen_task: z.string().optional(),
+    seed_context: z.array(message).optional(),
+    replace_context: z.array(message).optional(),
+    deny: z.string().optional(),
+    artifact: z.record(z.string(), z.unknown()).optional(),
+    write_manifests: z.array(z.object({ binary_name: z.string(), content: z.string() }).strict())
+      .optional(),
+  }).strict()
+);
 
 const ARMS = [
   "none",

@@ -10,6 +10,7 @@
  * `replace-context` hook that fails fails the task (the loop does that with the answer `failed`);
  * an arm the binding does not honour is discarded loudly (`hook_dispatch_error`).
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
 import { type BoundHook, firesAt, type HookBinding, type HookConfig } from "../manifest/types.ts";
 import type {
@@ -63,6 +64,8 @@ export interface CommandHooksOptions {
    * registry, src/session/registry.ts `publish`); absent: such answers are logged and dropped.
    */
   publishData?: (taskId: string, hook: string, value: Record<string, unknown>) => void;
+  /** What every hook process runs under (src/containment/); absent: advisory. */
+  containment?: ContainmentPolicy;
 }
 
 /** What one binding does with its hooks' calls; true from either stops the dispatch. */

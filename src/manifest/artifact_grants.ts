@@ -22,15 +22,15 @@ type Fail = (e: MurError) => void;
 
 /** Why a key the facts name for artifacts is not one mur takes. */
 const NOT_ENFORCED: Record<string, string> = {
-  network: "mur does not confine a process's network (it runs as a command on the host)",
+  network: "the network is confined capsule-wide (capabilities.network, docs/containment.md)",
   shell: "shell tools are the capsule's own (capabilities.shell.allow)",
   spawn: "delegate-task is the capsule's own (capabilities.spawn.allow)",
   state: "mur has no per-artifact state store",
   task_io: "mur hands a hook its event on stdin; there is no task_io grant to read more",
   conversation: "mur hands a hook its event on stdin; there is no conversation grant to read more",
-  containment: "mur runs every process on the host without a sandbox",
+  containment: "containment is the capsule's, for every process it starts (containment:)",
   limits: "mur runs no WASM components",
-  resources: "mur sets no per-process resource limits",
+  resources: "resource limits are capsule-wide (capabilities.resources)",
 };
 
 /** What each runtime takes, for every refusal's message. */
@@ -125,7 +125,7 @@ function checkFilesystem(value: unknown, path: string, runtime: string, fail: Fa
   for (const key of Object.keys(value)) {
     if (key !== "read_only") {
       const why = key === "scope" || key === "workdir_exec"
-        ? "not supported on an artifact: mur does not confine a process to a subtree"
+        ? "not supported on an artifact: the scope is capsule-wide (capabilities.filesystem)"
         : "unknown key";
       fail(invalid(`${path}.${key}`, `${why}; ${supported(runtime)}`));
     }

@@ -18,9 +18,9 @@ import {
   HOOK_BINDINGS,
   keyPath,
   type ManifestDoc,
-  mapping,
   nonEmpty,
   oneOf,
+  section,
   show,
   str,
 } from "./schema.ts";
@@ -37,18 +37,21 @@ const inputSchema = () =>
     error: "must be a JSON Schema object (a mapping with type: object)",
   });
 
-/** A packaged tool's own `murmur.yaml`: what the model is told, and the command that runs. */
-const toolManifestSchema = mapping({
+/**
+ * A packaged tool's own `murmur.yaml`: what the model is told, and the command that runs. Built on
+ * first use (a manifest with no artifacts never reads one).
+ */
+const toolManifestSchema = section(() => ({
   name: nonEmpty().optional(),
   version: nonEmpty().optional(),
   runtime: oneOf(["tool"]).optional(),
   description: str(),
   input_schema: inputSchema().optional(),
   command: command(),
-});
+}));
 
 /** A hook artifact's own `murmur.yaml`: its binding, mode and policy, and its command. */
-const hookManifestSchema = mapping({
+const hookManifestSchema = section(() => ({
   name: nonEmpty().optional(),
   version: nonEmpty().optional(),
   runtime: oneOf(["hook"]).optional(),
@@ -64,7 +67,7 @@ const hookManifestSchema = mapping({
   ]).optional(),
   command: command(),
   output: oneOf(["text", "data"]).optional(),
-});
+}));
 
 export interface ReadArtifacts {
   tools: CommandToolConfig[];

@@ -5,6 +5,8 @@
  */
 import { ManifestErrors, MurError } from "../errors.ts";
 import { checkArtifactGrant } from "./artifact_grants.ts";
+import { mcpServerProblems } from "./mcp_servers.ts";
+import { openApiServiceProblems } from "./openapi_services.ts";
 import type { CommitPolicy, HookBinding } from "./types.ts";
 import {
   ARTIFACT_CONFIG_MAX_BYTES,
@@ -76,6 +78,16 @@ export function checkManifest(doc: ManifestDoc, fail: Fail): string[] {
   checkTools(doc.tools ?? [], shell, fail);
   checkHooks(doc.hooks ?? [], fail);
   checkArtifacts(doc, fail);
+  for (const [name, s] of Object.entries(doc.mcp_servers ?? {})) {
+    for (const [key, what] of mcpServerProblems(name, s)) {
+      fail(invalid(`mcp_servers.${name}${key ? `.${key}` : ""}`, what));
+    }
+  }
+  for (const [name, s] of Object.entries(doc.openapi_services ?? {})) {
+    for (const [key, what] of openApiServiceProblems(name, s)) {
+      fail(invalid(`openapi_services.${name}${key ? `.${key}` : ""}`, what));
+    }
+  }
   return notes;
 }
 

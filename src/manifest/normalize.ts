@@ -9,7 +9,10 @@ import { errorMessage, ManifestErrors, MurError } from "../errors.ts";
 import { DEFAULTS, type ManifestDoc, normalizeSubtree, PROCESS_DEFAULTS } from "./schema.ts";
 import { spawnName } from "./spawn.ts";
 import { readArtifacts } from "./artifacts.ts";
+import { declaredContainment } from "./containment_keys.ts";
 import { approvalsConfig } from "./approvals.ts";
+import { normalizeMcpServers } from "./mcp_servers.ts";
+import { normalizeOpenApiServices } from "./openapi_services.ts";
 import type {
   Credential,
   DriverName,
@@ -19,6 +22,11 @@ import type {
   ProcessDriverName,
   ToolConfig,
 } from "./types.ts";
+
+/** `{[key]: value}`, or nothing when value is undefined. */
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}
 
 // Why long: one mapping from the manifest document to the normalized Manifest, block by block as
 // docs/manifest.md lists them.
@@ -105,6 +113,7 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
         },
       }),
     },
+    ...optional("containment", declaredContainment(doc)),
     observability: {
       ...(doc.observability?.otel_endpoint !== undefined && {
         otelEndpoint: doc.observability.otel_endpoint,
@@ -127,6 +136,9 @@ export async function normalize(doc: ManifestDoc, file: string): Promise<Manifes
     tools: [],
     hooks: [],
     ...(doc.approvals && { approvals: approvalsConfig(doc.approvals) }),
+    ...(doc.mcp_servers && { mcpServers: normalizeMcpServers(doc.mcp_servers, dir) }),
+    ...(doc.openapi_services &&
+      { openApiServices: normalizeOpenApiServices(doc.openapi_services, dir) }),
   };
   // Every program path that is not there is named, not only the first.
   const tools = await Promise.allSettled((doc.tools ?? []).map((t, i) => tool(t, i, dir)));

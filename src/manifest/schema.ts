@@ -13,8 +13,16 @@ import { SCOPES as DOOR_SCOPES } from "../a2a/methods.ts";
 import { z } from "zod";
 import { MurError } from "../errors.ts";
 import { parseRedisUrl } from "./redis_url.ts";
+import {
+  capNetworkSchema,
+  containmentSchema,
+  filesystemContainmentKeys,
+  resourcesSchema,
+} from "./containment_keys.ts";
 import { approvalsSchema } from "./approvals.ts";
 import type { CommitPolicy, HookBinding, ProcessDriverName } from "./types.ts";
+import { mcpServersSchema } from "./mcp_servers.ts";
+import { openApiServicesSchema } from "./openapi_services.ts";
 
 export const TRANSPORTS = ["http", "process"] as const;
 export const HTTP_DRIVERS = ["scripted", "anthropic", "openai", "openai-compatible"] as const;
@@ -200,6 +208,24 @@ export function list<T extends z.ZodType>(element: T) {
 }
 
 /**
+ * A section of the document: a mapping whose schema is built on its first use. `mur run` validates
+ * its manifest before the readiness line, and building every section's schema there cost more
+ * than the sections a manifest has (docs/benchmarks.md "Cost per session"). zod asks each field
+ * whether it is optional (`optin`, `optout`) before parsing it, and a lazy schema answers by
+ * building the one inside; a mapping is never optional itself (`.optional()` around it says so),
+ * so the answer is given here, and a section the document does not have is never built.
+ * tests/manifest/sections_property_test.ts holds the document's verdicts to the same schema built
+ * whole.
+ */
+export function section<S extends z.ZodRawShape>(shape: () => S) {
+  const lazy = z.lazy(() => mapping(shape()));
+  for (const key of ["optin", "optout"]) {
+    Object.defineProperty(lazy._zod, key, { value: undefined, writable: true, configurable: true });
+  }
+  return lazy;
+}
+
+/**
  * argv of a tool or hook. A string is one shell line, run as `sh -c <line>` (the contract writes
  * arrays; a string is the obvious shorthand and mirrors `done_check.command`).
  */
@@ -256,7 +282,7 @@ const scope = () =>
 
 // ---- the document
 
-const inferenceSchema = mapping({
+const inferenceSchema = section(() => ({
   transport: oneOf(TRANSPORTS).optional(),
   // Checked against the transport in checkManifest, which can say which list applies.
   driver: str().optional(),
@@ -277,9 +303,9 @@ const inferenceSchema = mapping({
   system_prompt_file: nonEmpty().optional(),
   system_prompt_artifact: nonEmpty().optional(),
   idle_timeout_secs: num((n) => n > 0, "must be a number of seconds > 0").optional(),
-});
+}));
 
-const lifecycleSchema = mapping({
+const lifecycleSchema = section(() => ({
   task_acceptance: oneOf(["none", "single", "queue"]).optional(),
   after_task: oneOf(["exit", "sleep"]).optional(),
   queue_depth: posInt().optional(),
@@ -303,21 +329,21 @@ const lifecycleSchema = mapping({
     (v) => v === "true" ? true : v === "false" ? false : v,
     z.boolean({ error: "must be true or false" }),
   ).optional(),
-});
+}));
 
 /** `outputs:` (docs/manifest.md): the size rules of published files. */
-const outputsSchema = mapping({
+const outputsSchema = section(() => ({
   inline_max_bytes: int(0, 16_777_216, "must be an integer from 0 to 16777216").optional(),
   max_bytes: int(1, 4_294_967_296, "must be an integer from 1 to 4294967296").optional(),
-});
+}));
 
-const contextSchema = mapping({
+const contextSchema = section(() => ({
   max_tokens: posInt().optional(),
   seed_budget: num((n) => n >= 0 && n <= 1, "must be a fraction between 0 and 1").optional(),
   seed_overflow_margin: num((n) => n >= 0, "must be a fraction >= 0").optional(),
   compaction_threshold: num((n) => n > 0 && n <= 1, "must be a fraction > 0 and <= 1")
     .optional(),
-});
+}));
 
 /** `true`/`false`, also as text through `${NAME}` expansion. */
 export const bool = () =>
@@ -341,7 +367,7 @@ const webhookSecret = () =>
     }
   }, { error: "must be whsec_ followed by the base64 of at least 24 random bytes" });
 
-const networkSchema = mapping({
+const networkSchema = section(() => ({
   internal_port: int(1, 65535, "must be a port number between 1 and 65535").optional(),
   retried_sends: oneOf(["replay", "new_task"]).optional(),
   push_notifications: mapping({
@@ -357,7 +383,7 @@ const networkSchema = mapping({
       { error: "must be a mapping of credential name to {scopes: [...]}" },
     ).optional(),
   }).optional(),
-});
+}));
 
 /** The OTLP/HTTP base URL spans go to (`<url>/v1/traces`): http or https, nothing else. */
 const otlpUrl = () =>
@@ -370,10 +396,10 @@ const otlpUrl = () =>
   }, { error: (iss) => `${show(iss.input)} is not an http:// or https:// URL` });
 
 /** OpenTelemetry export (docs/opentelemetry.md; src/otel/). */
-const observabilitySchema = mapping({
+const observabilitySchema = section(() => ({
   otel_endpoint: otlpUrl().optional(),
   otel_content: bool().optional(),
-});
+}));
 
 /** `spawn.allow`: manifest paths whose names (spawn.ts) are distinct and not empty. */
 const spawnAllow = () =>
@@ -400,25 +426,30 @@ const exportsSchema = mapping({
 });
 
 /** Publishing to Redis for `mur edge` (docs/edge.md; src/cluster/). */
-const clusterSchema = mapping({
+const clusterSchema = section(() => ({
   redis: nonEmpty().refine((v) => typeof parseRedisUrl(v) !== "string", {
     error: (iss) => `${show(iss.input)}: ${parseRedisUrl(String(iss.input))}`,
   }),
   advertise: otlpUrl().optional(),
-});
+}));
 
-const capabilitiesSchema = mapping({
+const capabilitiesSchema = section(() => ({
   shell: mapping({ allow: list(shellBinary()).optional() }).optional(),
-  filesystem: mapping({ read_only: list(relativeSubtree()).optional() }).optional(),
+  filesystem: mapping({
+    read_only: list(relativeSubtree()).optional(),
+    ...filesystemContainmentKeys,
+  }).optional(),
   spawn: mapping({ allow: spawnAllow().optional() }).optional(),
-});
+  network: capNetworkSchema.optional(),
+  resources: resourcesSchema.optional(),
+}));
 
 /**
  * One `tools:` entry: `{builtin: request-input}`, `{builtin: publish}` or a command tool. One object with every key
  * optional (rather than a union) so zod reports unknown keys and the exact failing key; which
  * keys an entry needs is decided in checkManifest.
  */
-const toolSchema = mapping({
+const toolSchema = section(() => ({
   builtin: oneOf(BUILTIN_TOOLS).optional(),
   name: str().optional(),
   description: str().optional(),
@@ -427,23 +458,23 @@ const toolSchema = mapping({
   }).optional(),
   command: command().optional(),
   output: oneOf(["text", "data"]).optional(),
-});
+}));
 
-const hookSchema = mapping({
+const hookSchema = section(() => ({
   name: nonEmpty(),
   binding: oneOf(HOOK_BINDINGS).optional(),
   execution_mode: oneOf(["blocking", "async"]).optional(),
   commit_policy: oneOf(COMMIT_POLICIES).optional(),
   command: command(),
   output: oneOf(["text", "data"]).optional(),
-});
+}));
 
 /**
  * One `artifacts:` entry (docs/manifest.md "artifacts"): a packaged tool, hook or skill in a
  * folder of its own. Which runtime, which keys go together and what `config` may hold are decided
  * in checkManifest, which can name the rule; the folder itself is read by ./artifacts.ts.
  */
-const artifactSchema = mapping({
+const artifactSchema = section(() => ({
   name: nonEmpty(),
   version: nonEmpty().optional(),
   runtime: str().optional(),
@@ -453,7 +484,7 @@ const artifactSchema = mapping({
   config: z.unknown().optional(),
   capabilities: z.unknown().optional(),
   gateway: z.unknown().optional(),
-});
+}));
 
 export const manifestSchema = mapping({
   name: nonEmpty().refine((v) => CAPSULE_NAME.test(v), {
@@ -469,6 +500,7 @@ export const manifestSchema = mapping({
   context: contextSchema.optional(),
   network: networkSchema.optional(),
   capabilities: capabilitiesSchema.optional(),
+  containment: containmentSchema.optional(),
   observability: observabilitySchema.optional(),
   cluster: clusterSchema.optional(),
   outputs: outputsSchema.optional(),
@@ -477,6 +509,8 @@ export const manifestSchema = mapping({
   hooks: list(hookSchema).optional(),
   artifacts: list(artifactSchema).optional(),
   approvals: approvalsSchema.optional(),
+  mcp_servers: mcpServersSchema.optional(),
+  openapi_services: openApiServicesSchema.optional(),
 });
 
 /** The manifest as written, after schema validation (snake_case, defaults not yet applied). */

@@ -9,7 +9,7 @@ import { distance } from "../edit_distance.ts";
 
 export { distance };
 
-/** The schema one level down: optional, pipes and arrays unwrapped; an object's field by name. */
+/** The schema one level down: optional, lazy, pipes and arrays unwrapped; an object's field by name. */
 function child(schema: z.ZodType, part: PropertyKey): z.ZodType | undefined {
   let s: z.ZodType | undefined = inner(schema);
   if (typeof part === "number") {
@@ -26,6 +26,7 @@ function inner(schema: z.ZodType): z.ZodType {
   let s = schema;
   for (let i = 0; i < 8; i++) {
     if (s instanceof z.ZodOptional) s = s.unwrap() as z.ZodType;
+    else if (s instanceof z.ZodLazy) s = s.unwrap() as z.ZodType; // a section (schema.ts)
     else if (s instanceof z.ZodPipe) s = s.out as z.ZodType;
     else break;
   }

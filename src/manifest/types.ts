@@ -2,6 +2,9 @@
  * The manifest after validation, with every default applied (docs/manifest.md). Code past the
  * loader reads only this shape; the zod schema in schema.ts produces it.
  */
+import type { McpServerConfig } from "./mcp_servers.ts";
+import type { OpenApiService } from "./openapi_services.ts";
+import type { ContainmentConfig } from "../containment/config.ts";
 
 import type { ApprovalsConfig } from "./approvals.ts";
 
@@ -264,6 +267,8 @@ export interface Manifest {
   context: ContextConfig;
   network: NetworkConfig;
   capabilities: CapabilitiesConfig;
+  /** Containment (src/containment/config.ts); absent in a Manifest built by hand: the defaults. */
+  containment?: ContainmentConfig;
   observability: ObservabilityConfig;
   cluster?: ClusterConfig;
   /** Absent: the defaults (src/manifest/schema.ts DEFAULTS). */
@@ -278,6 +283,10 @@ export interface Manifest {
   skills?: SkillConfig[];
   /** `approvals:` (docs/approvals.md); absent: no call waits for approval. */
   approvals?: ApprovalsConfig;
+  /** `mcp_servers:` in manifest order (absent: none); docs/mcp.md. */
+  mcpServers?: McpServerConfig[];
+  /** `openapi_services:` in manifest order (absent: none); docs/mcp.md "OpenAPI services". */
+  openApiServices?: OpenApiService[];
 }
 
 /** What loading produced besides the manifest: warnings to print (`warning[W-…]: …`). */

@@ -9,6 +9,7 @@
  * `otel_export` trace line, written just before `session_end`, says how many spans were made,
  * exported and dropped (queue full, collector unreachable, refused, or too slow).
  */
+import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { trace } from "@opentelemetry/api";
 import { ExportResultCode, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
@@ -123,6 +124,15 @@ export class OtelExport {
       set: (c, k, v) => (c[k] = v),
     });
     return carrier.traceparent;
+  }
+
+  /**
+   * A finished A2A request: a crew call's to a member (`taskId` the calling task) or one to this
+   * door (under its task while that runs). docs/opentelemetry.md "A2A spans".
+   */
+  a2a(r: A2aCallRecord, taskId = r.taskId): void {
+    if (this.#finished) return;
+    this.#spans.a2a(r, taskId);
   }
 
   /** A finished hook call (src/hooks/call.ts `onCall`): its span. */

@@ -14,8 +14,10 @@ import {
   ATTR_GEN_AI_TOOL_CALL_ARGUMENTS,
   ATTR_GEN_AI_TOOL_CALL_ID,
   ATTR_GEN_AI_TOOL_NAME,
+  ATTR_GEN_AI_TOOL_TYPE,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_MCP_METHOD_NAME,
   ATTR_PROCESS_COMMAND_LINE,
   ATTR_PROCESS_EXECUTABLE_NAME,
   ATTR_PROCESS_EXIT_CODE,
@@ -89,6 +91,12 @@ export function toolCallAttributes(line: LineOf<"tool_call">, content: boolean):
     "mur.tool.input_bytes": line.input_bytes,
     "mur.tool.output_bytes": line.output_bytes,
     "mur.tool.truncated": line.truncated === true,
+    // An MCP server's tool (docs/mcp.md): the MCP method and the server that answered.
+    ...(line.server !== undefined && {
+      [ATTR_MCP_METHOD_NAME]: "tools/call",
+      [ATTR_GEN_AI_TOOL_TYPE]: "extension",
+      "mur.mcp.server": line.server,
+    }),
     ...(content && { [ATTR_GEN_AI_TOOL_CALL_ARGUMENTS]: JSON.stringify(line.input) }),
   };
 }

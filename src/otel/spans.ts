@@ -26,10 +26,13 @@ import {
 } from "@opentelemetry/api";
 import { ATTR_ERROR_TYPE } from "@opentelemetry/semantic-conventions";
 import {
+  ATTR_GEN_AI_TOOL_NAME,
   ATTR_PROCESS_EXECUTABLE_NAME,
   ATTR_PROCESS_EXIT_CODE,
 } from "@opentelemetry/semantic-conventions/incubating";
 import type { HookCallRecord } from "../hooks/call.ts";
+import type { A2aCallRecord } from "../a2a/call_record.ts";
+import { a2aSpan } from "./a2a_spans.ts";
 import {
   basename,
   compactionAttributes,
@@ -133,6 +136,17 @@ export class TraceSpans {
   /** A trace line that is a moment in a span's life: an event on the span above it. */
   #eventOn(line: TraceLine, taskId: string | undefined, attrs: Attributes): void {
     trace.getSpan(this.#parentOf(line, taskId))?.addEvent(line.event_type, attrs, line.timestamp);
+  }
+
+  /**
+   * One A2A request (src/a2a/call_record.ts): an `a2a.client` / `a2a.server` span under the task
+   * it belongs to while that task runs (the calling task of a crew call), else the session.
+   */
+  a2a(r: A2aCallRecord, taskId: string | undefined): void {
+    const parent = (taskId ? this.#tasks.get(taskId)?.ctx : undefined) ?? this.#session?.ctx;
+    if (!parent) return;
+    this.#count++;
+    a2aSpan(this.tracer, r, parent);
   }
 
   /**
@@ -277,6 +291,22 @@ export class TraceSpans {
         "mur.hook.name": line.hook_name,
         "mur.task.reopen_number": line.reopen_number,
         ...(content && { "mur.hook.reason": line.reason }),
+      });
+    },
+    tool_progress: (line: LineOf<"tool_progress">) => {
+      this.#eventOn(line, line.task_id, {
+        "mur.mcp.server": line.server,
+        [ATTR_GEN_AI_TOOL_NAME]: line.tool_name,
+        "mur.tool.progress": line.progress,
+        ...(line.total !== undefined && { "mur.tool.progress_total": line.total }),
+      });
+    },
+    source_error: (line: LineOf<"source_error">) => {
+      this.#eventOn(line, undefined, {
+        "mur.source.kind": line.kind,
+        "mur.source.name": line.source,
+        "mur.source.phase": line.phase,
+        "mur.source.message": line.message,
       });
     },
     call_denied: (line: LineOf<"call_denied">) => {

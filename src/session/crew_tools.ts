@@ -7,6 +7,7 @@
  * child capsule for one task, its outcome joining the same way. A refusal is a tool error that
  * sends nothing.
  */
+import type { A2aCallRecord } from "../a2a/call_record.ts";
 import { delegation } from "../crew/calls/delegation.ts";
 import { memberCall } from "../crew/calls/member_call.ts";
 import type { SpawnTarget } from "../manifest/types.ts";
@@ -24,6 +25,8 @@ export interface CrewToolDeps {
   /** `lifecycle.delegation_deadline_secs` (600 when absent). */
   deadlineSecs: number;
   clock?: () => number;
+  /** Each request to a member's door, for the calling task (docs/opentelemetry.md "A2A spans"). */
+  a2aClient?: (taskId: string, r: A2aCallRecord) => void;
 }
 
 export const DEFAULT_DEADLINE_SECS = 600;
@@ -111,6 +114,7 @@ export function callMemberTool(d: CrewToolDeps): Tool {
         crewFile: d.crewFile,
         deadlineSecs: d.deadlineSecs,
         clock,
+        ...(d.a2aClient && { observe: (r: A2aCallRecord) => d.a2aClient!(task.id, r) }),
       });
       work.add(call);
       const first = await call.begin();
@@ -221,6 +225,7 @@ export interface DelegateToolDeps {
   workdirRoot: string;
   deadlineSecs: number;
   clock?: () => number;
+  a2aClient?: CrewToolDeps["a2aClient"];
 }
 
 export function delegateTaskTool(d: DelegateToolDeps): Tool {
@@ -272,6 +277,7 @@ export function delegateTaskTool(d: DelegateToolDeps): Tool {
         deadlineSecs: d.deadlineSecs,
         clock,
         workdirRoot: d.workdirRoot,
+        ...(d.a2aClient && { observe: (r: A2aCallRecord) => d.a2aClient!(task.id, r) }),
       });
       work.add(dlg);
       const first = await dlg.begin();

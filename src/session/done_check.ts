@@ -4,6 +4,7 @@
  * keep_working has had its say), before the on-task-end hooks. A non-zero exit reopens the task
  * with the command's output as feedback, up to `done_check.limit` times.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import { errorMessage } from "../errors.ts";
 import { exitCodeOf, spawnCaptured, terminate } from "../tools/process.ts";
 import { shellEnv } from "../tools/shell_env.ts";
@@ -29,12 +30,18 @@ export async function runDoneCheck(
   command: string,
   cwd: string,
   signal: AbortSignal,
+  containment?: ContainmentPolicy,
   timeoutMs = DONE_CHECK_TIMEOUT_MS,
 ): Promise<DoneCheckRun> {
   const started = Date.now();
   let s;
   try {
-    s = spawnCaptured("sh", { args: ["-c", command], cwd, env: shellEnv() });
+    s = spawnCaptured("sh", {
+      args: ["-c", command],
+      cwd,
+      env: shellEnv(),
+      containment,
+    });
   } catch (e) {
     return {
       passed: false,

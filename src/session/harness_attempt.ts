@@ -163,6 +163,10 @@ export class HarnessAttempt implements Attempt {
           return;
         case "trace":
           trace.write(p.eventType, taskEvt, { task_id: task.id, ...p.fields });
+          // A server the harness could not connect: the task's sourceErrors (docs/mcp.md).
+          if (p.eventType === "harness_source_error") {
+            task.sourceErrors = [...(task.sourceErrors ?? []), p.fields];
+          }
           return;
         case "result":
           outcome = p.outcome;

@@ -30,6 +30,7 @@ import {
   type TaskRun,
 } from "./task_run.ts";
 import type { TaskRecord } from "./task_record.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 import { ToolPipeline } from "./tool_pipeline.ts";
 import { TurnSink } from "./turn_sink.ts";
 import { writeResult } from "./workdir.ts";
@@ -73,6 +74,7 @@ export class TaskLoop {
       : new HttpAttempt(d, o.driver, pipeline, continuations);
   }
 
+  // Why long: one task from task_start to task_end, each step in the order the file header names.
   async run(task: TaskRecord): Promise<TaskOutcome> {
     const d = this.#d;
     const { manifest, trace } = d;
@@ -88,6 +90,9 @@ export class TaskLoop {
     });
     const counters = new TaskCounters();
     counters.lastTurnEvt = taskEvt;
+    // Tool sources that are down now, and those that fail while the task runs (docs/mcp.md).
+    const sourceMark = d.tools.sourceErrorMark?.() ?? [];
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     task.handedOff = new HandedOff(taskEvt, task.abort.signal);
 
     const threaded = manifest.lifecycle.conversation === "threaded";
@@ -128,6 +133,7 @@ export class TaskLoop {
     await task.handedOff.drained();
     saveConversation(d.workdir.session, task.contextId, messages);
     if (threaded && exitStatus === "ok") d.histories.set(task.contextId, messages);
+    noteSourceErrors(task, d.tools.sourceErrors?.(sourceMark));
     this.#finish(task, end, exitStatus, threaded);
     const durationMs = d.clock() - started;
     const outcome: TaskOutcome = {
@@ -181,4 +187,13 @@ export class TaskLoop {
     }
     registry.finish(task, "TASK_STATE_FAILED", end.message ?? "task failed");
   }
+}
+
+/** GetTask's `metadata.murmur.sourceErrors` (docs/mcp.md), when there are any. */
+function noteSourceErrors(task: TaskRecord, errors: SourceError[] | undefined): void {
+  if (!errors?.length) return;
+  // Beside those a harness reported for its own servers (src/session/harness_attempt.ts).
+  const known = new Set((task.sourceErrors ?? []).map((e) => `${e.source}\n${e.message}`));
+  const added = errors.filter((e) => !known.has(`${e.source}\n${e.message}`));
+  task.sourceErrors = [...(task.sourceErrors ?? []), ...added];
 }

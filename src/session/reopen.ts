@@ -48,7 +48,12 @@ export class Reopens {
     let exitStatus = exitOf(end);
     const dc = this.d.manifest.lifecycle.doneCheck;
     if (dc && end.kind === "completed") {
-      const check = await runDoneCheck(dc.command, this.d.workdir.root, task.abort.signal);
+      const check = await runDoneCheck(
+        dc.command,
+        this.d.workdir.root,
+        task.abort.signal,
+        this.d.containment,
+      );
       this.d.trace.write("done_check", this.run.taskEvt, {
         task_id: task.id,
         command: dc.command,

@@ -3,6 +3,7 @@
  * (docs/running.md). The door talks to it only through the public operations
  * here: submit, reply, cancel, stop, and the registry/log for reads and streams.
  */
+import type { SourceError } from "../tools/source_errors.ts";
 import { isTerminal } from "../a2a/types.ts";
 import { EventLog } from "../events/log.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -127,6 +128,7 @@ export class Session {
       spend: this.spend,
       onDetached: (task, shell) => this.#detached.started(task, shell),
       resumedContext: opts.resume?.contextId,
+      containment: opts.containment?.policy,
     });
     if (opts.resume) this.#histories.set(opts.resume.contextId, opts.resume.history);
   }
@@ -134,6 +136,12 @@ export class Session {
   /** Model-visible tool names, as the card and MURMUR.md list them. */
   toolNames(): string[] {
     return this.#opts.tools.specs().map((t) => t.name);
+  }
+
+  /** Tool sources that are down now (docs/mcp.md): the live page names them. */
+  sourceErrors(): SourceError[] {
+    const tools = this.#opts.tools;
+    return tools.sourceErrors?.(tools.sourceErrorMark?.() ?? []) ?? [];
   }
 
   get conversationMode(): "stateless" | "threaded" {

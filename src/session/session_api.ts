@@ -3,6 +3,8 @@
  * boundary of src/session/session.ts, which `mur run` (src/cli/run_assembly.ts) and the door
  * (src/door/methods.ts) are written against.
  */
+import type { ContainmentClass } from "../containment/classes.ts";
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import type { AnyDriver, ConversationMessage } from "../drivers/types.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { RuntimeArtifactField, TraceFieldsOf } from "../trace_events.ts";
@@ -13,6 +15,13 @@ import type { ToolDispatcher } from "./task_run.ts";
 import type { UserMessage } from "./registry.ts";
 import type { Origin, ResidueItem, TaskRecord, TaskSource } from "./task_record.ts";
 import type { Workdir } from "./workdir.ts";
+
+/** `session_start`'s containment fields and the policy every spawn of the session gets. */
+export interface SessionContainment {
+  declared: ContainmentClass | null;
+  achieved: ContainmentClass;
+  policy?: ContainmentPolicy;
+}
 
 export interface SessionOptions {
   id: string;
@@ -42,6 +51,8 @@ export interface SessionOptions {
   holdCancelStatus?: boolean;
   /** What the staging phase staged (`session_start.runtime_artifacts`; absent: none). */
   runtimeArtifacts?: RuntimeArtifactField[];
+  /** The containment the launch settled on (src/containment/launch.ts); absent: advisory. */
+  containment?: SessionContainment;
   /** stderr */
   warn(line: string): void;
   clock?: () => number;

@@ -22,6 +22,8 @@ export function sessionStartFields(opts: SessionOptions): TraceFieldsOf["session
     system_prompt_source: m.inference.systemPromptSource,
     system_prompt_sha256: promptSha256(m.inference.systemPrompt),
     runtime_artifacts: opts.runtimeArtifacts ?? [],
+    containment_declared: opts.containment?.declared ?? null,
+    containment_achieved: opts.containment?.achieved ?? "advisory",
   };
 }
 

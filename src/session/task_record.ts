@@ -9,6 +9,7 @@ import { isTerminal, timestamp } from "../a2a/types.ts";
 import type { HandedOff } from "../crew/calls/handed_off.ts";
 import type { TaskHistory } from "./task_history.ts";
 import type { PublishedFile } from "./published_files.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 
 /** Queue lanes (docs/door.md: user > peer > bg, by `x-murmur-task-origin`). */
 export type Origin = "user" | "peer" | "schedule" | "event" | "completion" | "system";
@@ -76,6 +77,8 @@ export interface TaskRecord {
    * the task fails with it and GetTask says `metadata.murmur.noAnswer: true`.
    */
   noAnswer?: string;
+  /** Tool sources (MCP servers) the task went without (docs/mcp.md): GetTask's metadata. */
+  sourceErrors?: SourceError[];
   /**
    * The task did more than answer in its first model turn (a tool call, a second turn, an input
    * wait, a reopen): it cannot be answered as a direct reply (src/door/direct_reply.ts).
@@ -87,6 +90,8 @@ export interface TaskRecord {
   approval?: PendingApproval;
   /** Steer messages not yet read by the running task (src/session/steer.ts), oldest first. */
   steers?: PendingSteer[];
+  /** Each tool call's input as compact JSON, newest kept (call_inputs.ts; the live page's). */
+  callInputs?: Map<string, string>;
   /** Resolves when the task reaches a terminal state. */
   readonly done: Promise<void>;
   markDone(): void;
@@ -164,6 +169,7 @@ export function toA2A(task: TaskRecord, includeArtifacts = true, historyLength?:
   if (task.noAnswer !== undefined && task.state === "TASK_STATE_FAILED") murmur.noAnswer = true;
   // The history's limit (lifecycle.history_limit) dropped the oldest messages: how many.
   if (task.history.dropped > 0) murmur.historyDropped = task.history.dropped;
+  if (task.sourceErrors?.length) murmur.sourceErrors = task.sourceErrors;
   if (Object.keys(murmur).length > 0) out.metadata = { murmur };
   return out;
 }

@@ -4,12 +4,14 @@
  * from loop.ts so the attempts, the tool pipeline, seeding, compaction and the reopen decision
  * depend on this file and not on each other.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import type { ConversationMessage, ToolCall, ToolSpec } from "../drivers/types.ts";
 import type { ArtifactFrame } from "../events/frames.ts";
 import type { IdSource } from "../ids.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { DetachedOutcome, Tool, ToolContext, ToolResult } from "../tools/types.ts";
 import type { Hooks } from "./hooks_api.ts";
+import type { SourceError } from "../tools/source_errors.ts";
 import type { Registry } from "./registry.ts";
 import type { SpendMeter } from "./spend.ts";
 import type { TaskRecord } from "./task_record.ts";
@@ -21,6 +23,12 @@ export interface ToolDispatcher {
   /** Refusals that come before policy hooks: undeclared, missing fields, read_only. */
   precheck?(call: ToolCall, ctx: ToolContext): ToolResult | null;
   dispatch(call: ToolCall, ctx: ToolContext): Promise<ToolResult>;
+  /** The MCP server a tool comes from (docs/mcp.md), or undefined. */
+  sourceOf?(name: string): string | undefined;
+  /** Where the tool sources' error logs stand now: a task's start. */
+  sourceErrorMark?(): number[];
+  /** Sources down now and errors since `mark`: a task's `sourceErrors`. */
+  sourceErrors?(mark: number[]): SourceError[];
 }
 
 /** Conversation histories by context, for `lifecycle.conversation: threaded`. */
@@ -58,6 +66,8 @@ export interface LoopDeps {
   onDetached?(task: TaskRecord, shell: DetachedShell): void;
   /** `mur run --resume`: the context the launch task continues (its record is in histories). */
   resumedContext?: string;
+  /** What every process of the session runs under (src/containment/); absent: advisory. */
+  containment?: ContainmentPolicy;
 }
 
 /** Counters of one task, across its attempts. */
@@ -149,5 +159,6 @@ export function toolContext(d: LoopDeps, run: TaskRun): ToolContext {
     taskId: run.task.id,
     contextId: run.task.contextId,
     signal: run.task.abort.signal,
+    containment: d.containment,
   };
 }

@@ -11,11 +11,13 @@
  * writes the `tool_call` / `shell` lines and hands a detached shell to the session; `observe`
  * runs the observer hooks. The same pipeline serves an http turn and a harness's bridge call.
  */
+import { keepCallInput } from "./call_inputs.ts";
 import { dataArtifact } from "./published_files.ts";
 import type { ToolCall, ToolResultMessage } from "../drivers/types.ts";
 import type { ToolCallEvent } from "./hooks_api.ts";
 import type { AttachmentRef } from "../events/frames.ts";
-import { notReached, type ToolResult } from "../tools/types.ts";
+import { notReached, type ToolProgress, type ToolResult } from "../tools/types.ts";
+import { ProgressRelay } from "./tool_progress.ts";
 import { INPUT_TIMEOUT, InputTimeout } from "./request_input.ts";
 import { approvalStage } from "./approval_wait.ts";
 import { type LoopDeps, type TaskRun, toolContext } from "./task_run.ts";
@@ -42,6 +44,8 @@ interface Call {
   isShell: boolean;
   /** The on-tool-call / on-shell event, before the call ran. */
   hookEvent: ToolCallEvent;
+  /** Where frames go (null for a harness's bridge call). */
+  sink: TurnSink | null;
 }
 
 /** What an attempt needs of the pipeline (a test stands in for it with a fixed answer). */
@@ -77,6 +81,7 @@ export class ToolPipeline implements CallRunner {
       turn: turn - 1,
       parent,
       isShell,
+      sink,
       hookEvent: {
         task_id: run.task.id,
         turn: turn - 1,
@@ -163,9 +168,15 @@ export class ToolPipeline implements CallRunner {
 
   /** The session's own tool (request-input), else the toolbox. */
   async #dispatch(c: Call): Promise<{ result: ToolResult; inputTimedOut: boolean }> {
-    const ctx = toolContext(this.d, c.run);
     const own = this.d.sessionTools?.get(c.call.name);
-    if (!own) return { result: await this.d.tools.dispatch(c.call, ctx), inputTimedOut: false };
+    if (!own) {
+      const relay = this.#progressRelay(c);
+      const ctx = { ...toolContext(this.d, c.run), progress: (p: ToolProgress) => relay.report(p) };
+      const result = await this.d.tools.dispatch(c.call, ctx);
+      relay.finish();
+      return { result, inputTimedOut: false };
+    }
+    const ctx = toolContext(this.d, c.run);
     const started = this.d.clock();
     try {
       return { result: await own.call(c.call.input, ctx), inputTimedOut: false };
@@ -180,6 +191,22 @@ export class ToolPipeline implements CallRunner {
         inputTimedOut: true,
       };
     }
+  }
+
+  /** A tool's own progress: a `tool-progress` frame and a `tool_progress` line, rate-limited. */
+  #progressRelay(c: Call): ProgressRelay {
+    const server = this.d.tools.sourceOf?.(c.call.name) ?? "";
+    return new ProgressRelay((p) => {
+      c.sink?.toolProgress({ toolCallId: c.call.id, toolName: c.call.name, ...p });
+      this.d.trace.write("tool_progress", c.parent, {
+        turn: c.turn,
+        task_id: c.run.task.id,
+        tool_name: c.call.name,
+        tool_call_id: c.call.id,
+        server,
+        ...p,
+      });
+    }, this.d.clock);
   }
 
   /**
@@ -208,6 +235,7 @@ export class ToolPipeline implements CallRunner {
         dataArtifact(task.published.length, c.call.name, result.data.value),
       );
     }
+    keepCallInput(task, c.call.id, c.call.input);
     sink.artifact({
       toolName: c.call.name,
       content: result.content,
@@ -252,6 +280,7 @@ export class ToolPipeline implements CallRunner {
       duration_ms: result.durationMs,
       status: result.isError ? "error" : "ok",
       ...(result.truncated && { truncated: true as const }),
+      ...(result.mcpServer !== undefined && { server: result.mcpServer }),
     });
     const s = result.shell;
     if (!s) return;

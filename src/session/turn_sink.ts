@@ -4,7 +4,7 @@
  * both arrive here as `FramePart`s; the sink writes them through the registry, which holds them
  * while the task waits for input.
  */
-import type { QuotaWindow } from "../events/frames.ts";
+import type { QuotaWindow, ToolProgressFrame } from "../events/frames.ts";
 import { type ArtifactFrame, artifactFrame } from "../events/frames.ts";
 import type { Registry } from "./registry.ts";
 import type { TaskRecord } from "./task_record.ts";
@@ -62,6 +62,11 @@ export class TurnSink {
         }
         return;
     }
+  }
+
+  /** A running tool's own progress (already rate-limited). */
+  toolProgress(f: Omit<ToolProgressFrame, "frame">): void {
+    this.registry.frame(this.task, { frame: "tool-progress", ...f });
   }
 
   /** A tool call's result (or a hook's artifact). */

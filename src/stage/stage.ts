@@ -10,6 +10,7 @@
  * No trace exists yet: every step is a line in logs/bootstrap.log, and a failure stops the launch
  * (E-RUN-051) before the door, the running record or the trace.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import { stringify } from "yaml";
 import { errorMessage, MurError } from "../errors.ts";
 import { pathError } from "../path_errors.ts";
@@ -38,6 +39,8 @@ export interface StageOptions {
   hookTimeoutMs: number;
   /** A diagnostic line for stderr. */
   warn(line: string): void;
+  /** What on-stage hooks run under (src/containment/); absent: advisory. */
+  containment?: ContainmentPolicy;
 }
 
 export interface Staged {
@@ -178,6 +181,7 @@ async function runStageHook(h: BoundHook, o: StageOptions, t: StageTarget): Prom
     sessionId: o.sessionId,
     workdirRoot: o.workdir.root,
     timeoutMs: o.hookTimeoutMs,
+    containment: o.containment,
   }, hookLog);
   if (!out.ok) {
     log(`on-stage hook ${h.name} failed: ${out.reason}; the launch stops`);

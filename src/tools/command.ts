@@ -8,6 +8,7 @@ import { errorMessage } from "../errors.ts";
 import { z } from "zod";
 import type { CommandToolConfig } from "../manifest/types.ts";
 import { decode, headUtf8, TRUNCATE_BYTES, withNewline, writeOutputLog } from "./output.ts";
+import { withReadOnly } from "../containment/policy.ts";
 import { exitCodeOf, KILL_GRACE_MS, spawnCaptured, type Spawned, terminate } from "./process.ts";
 import { resolveOnPath } from "./shell_env.ts";
 import { DOOR_TOKEN_ENV, narrowEnv } from "../artifact_env.ts";
@@ -19,18 +20,21 @@ import {
   type ToolResult,
 } from "./types.ts";
 
-const TextBlock = z.object({ type: z.literal("text"), text: z.string() });
-const ImageBlock = z.object({
-  type: z.literal("image"),
-  mimeType: z.string().min(1),
-  data: z.string(),
-});
-/** Other MCP blocks (audio, resource, resource_link) are recognised and left out with a note. */
-const OtherBlock = z.looseObject({ type: z.string() });
-const CallToolResult = z.looseObject({
-  content: z.array(z.union([TextBlock, ImageBlock, OtherBlock])),
-  isError: z.boolean().optional(),
-});
+/**
+ * An MCP CallToolResult; other MCP blocks (audio, resource, resource_link) are recognised and left
+ * out with a note. Built on first use: no tool has answered when a session starts
+ * (docs/benchmarks.md "Cost per session": schemas built at start).
+ */
+const CallToolResult = z.lazy(() =>
+  z.looseObject({
+    content: z.array(z.union([
+      z.object({ type: z.literal("text"), text: z.string() }),
+      z.object({ type: z.literal("image"), mimeType: z.string().min(1), data: z.string() }),
+      z.looseObject({ type: z.string() }),
+    ])),
+    isError: z.boolean().optional(),
+  })
+);
 
 export interface ParsedOutput {
   text: string;
@@ -75,7 +79,7 @@ export function parseToolOutput(stdout: string): ParsedOutput {
   };
 }
 
-function fromBase64(s: string): Uint8Array | null {
+export function fromBase64(s: string): Uint8Array | null {
   const clean = s.replace(/\s+/g, "");
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(clean) || clean.length % 4 === 1) return null;
   try {
@@ -141,6 +145,8 @@ export class CommandTool implements Tool {
         env,
         clearEnv: true,
         stdin: new TextEncoder().encode(JSON.stringify(input)),
+        // An artifact's own read_only subtrees are mounted read-only for its calls too.
+        containment: withReadOnly(ctx.containment, this.readOnly, ctx.workdir),
       });
     } catch (e) {
       const why = e instanceof Deno.errors.NotFound

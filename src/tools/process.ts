@@ -5,6 +5,9 @@
  */
 import { trackGroup } from "../process_groups.ts";
 import { groupLeaderSpawn } from "./group_leader.ts";
+import { containedCommand } from "../containment/spawn.ts";
+import type { ContainmentPolicy } from "../containment/policy.ts";
+import { shellEnv } from "./shell_env.ts";
 
 /** Bytes of one stream kept in memory; beyond this only the count grows (a note says so). */
 export const MEMORY_CAP_BYTES = 32 * 1024 * 1024;
@@ -124,6 +127,11 @@ export interface SpawnOptions {
   clearEnv?: boolean;
   /** Bytes written to stdin, then closed; absent = stdin is /dev/null. */
   stdin?: Uint8Array;
+  /**
+   * The session's containment (src/containment/spawn.ts): the process runs inside it, with
+   * exactly the environment given (mur's own never added).
+   */
+  containment?: ContainmentPolicy;
 }
 
 async function pump(stream: ReadableStream<Uint8Array>, into: StreamCapture, stop: Promise<void>) {
@@ -157,12 +165,16 @@ async function pump(stream: ReadableStream<Uint8Array>, into: StreamCapture, sto
 export function spawnCaptured(program: string, opts: SpawnOptions): Spawned {
   // The child leads its own session and group, so a kill reaches what it forked; through
   // setsid(1) where it can, as a fork costs more the larger mur's heap (group_leader.ts).
-  const leader = groupLeaderSpawn(program, opts.args, opts.env, opts.clearEnv);
+  const contained = opts.containment !== undefined && opts.containment.cls !== "advisory";
+  const cmd = containedCommand(opts.containment, program, opts.args, opts.cwd);
+  const env = contained ? opts.env ?? shellEnv() : opts.env;
+  const clearEnv = contained ? true : opts.clearEnv;
+  const leader = groupLeaderSpawn(cmd.program, cmd.args, env, clearEnv);
   const child = new Deno.Command(leader.program, {
     args: leader.args,
     cwd: opts.cwd,
-    env: opts.env,
-    clearEnv: opts.clearEnv,
+    env,
+    clearEnv,
     stdin: opts.stdin ? "piped" : "null",
     stdout: "piped",
     stderr: "piped",

@@ -125,6 +125,7 @@ export class ShellTool implements Tool {
         cwd: ctx.workdir,
         env: { ...(this.#o.env ?? shellEnv()), HOME: home },
         clearEnv: true,
+        containment: ctx.containment,
       });
     } catch (e) {
       return notReached(`${this.name}: cannot run ${binary}: ${errorMessage(e)}`);

@@ -14,6 +14,8 @@ import { ReadOnlyGuard } from "./read_only.ts";
 import type { BackgroundResult } from "./background.ts";
 import { ShellTool } from "./shell.ts";
 import type { SkillShelf } from "./skills.ts";
+import type { ToolSource } from "./tool_source.ts";
+import type { SourceError } from "./source_errors.ts";
 import {
   notReached,
   type Tool,
@@ -42,6 +44,11 @@ export interface ToolBoxOptions {
    * holds is that tool's (dispatch order: command tools and shell tools, then skills).
    */
   skills?: SkillShelf;
+  /**
+   * Tools that come and go (MCP servers, docs/mcp.md), offered after the registered tools and
+   * before skills; a name a registered tool holds is that tool's.
+   */
+  sources?: ToolSource[];
 }
 
 export class ToolBox {
@@ -54,8 +61,10 @@ export class ToolBox {
   readonly #readOnly: string[];
   readonly #now: () => number;
   readonly #skills: SkillShelf | undefined;
+  readonly #sources: ToolSource[] = [];
 
   constructor(o: ToolBoxOptions) {
+    this.#sources.push(...(o.sources ?? []));
     this.#skills = o.skills;
     this.detached = o.detached ?? new DetachedShells();
     this.#readOnly = o.capabilities.filesystem.readOnly;
@@ -94,20 +103,54 @@ export class ToolBox {
     this.#order.push(tool.name);
   }
 
+  /** Adds a source of tools that come and go (an MCP server's, read at every `specs()`). */
+  addSource(source: ToolSource): void {
+    this.#sources.push(source);
+  }
+
   /** What the model is offered: name, description, input schema, in a stable order. */
   specs(): ToolSpec[] {
     const tools = this.#order.filter((n) => this.#tools.has(n)).map((n) => this.#tools.get(n)!);
-    const skills = (this.#skills?.list() ?? []).filter((s) => !this.#tools.has(s.name));
-    return [...tools, ...skills].map((t) => ({
+    const sourced = this.#sourced().filter((t) => !this.#tools.has(t.name));
+    const taken = new Set(sourced.map((t) => t.name));
+    const skills = (this.#skills?.list() ?? []).filter((s) =>
+      !this.#tools.has(s.name) && !taken.has(s.name)
+    );
+    return [...tools, ...sourced, ...skills].map((t) => ({
       name: t.name,
       description: t.description,
       inputSchema: t.inputSchema,
     }));
   }
 
-  /** The tool a call names: a registered tool, else a skill. */
+  /** The tool a call names: a registered tool, else a source's, else a skill. */
   get(name: string): Tool | undefined {
-    return this.#tools.get(name) ?? this.#skills?.find(name);
+    return this.#tools.get(name) ?? this.#sourced().find((t) => t.name === name) ??
+      this.#skills?.find(name);
+  }
+
+  #sourced(): Tool[] {
+    return this.#sources.flatMap((s) => s.tools());
+  }
+
+  /** The MCP server a tool comes from (its `tool_call` line's `server`). */
+  sourceOf(name: string): string | undefined {
+    if (this.#tools.has(name)) return undefined;
+    for (const s of this.#sources) {
+      const server = s.sourceOf?.(name);
+      if (server !== undefined) return server;
+    }
+    return undefined;
+  }
+
+  /** Where each source's error log stands (a task's start). */
+  sourceErrorMark(): number[] {
+    return this.#sources.map((s) => s.errorMark?.() ?? 0);
+  }
+
+  /** A task's `sourceErrors` (docs/mcp.md): sources down now, and errors since `mark`. */
+  sourceErrors(mark: number[]): SourceError[] {
+    return this.#sources.flatMap((s, i) => s.errorsSince?.(mark[i] ?? 0) ?? []);
   }
 
   /** Whether a registered (non-skill) tool holds `name`. */

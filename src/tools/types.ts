@@ -3,6 +3,7 @@
  * (fenced when `fenceSource` is a string); the loop copies these fields into the artifact frame
  * and the trace.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 /** A JSON Schema object as tools declare it. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -59,6 +60,8 @@ export interface ToolResult {
    * it as a `data` artifact (docs/protocol.md "Files and data").
    */
   data?: { value: unknown };
+  /** The MCP server that answered (docs/mcp.md): the `tool_call` line's `server`. */
+  mcpServer?: string;
   /** Present when the tool was a shell tool: for the `shell` trace line. */
   shell?: ShellRun;
   /**
@@ -116,6 +119,17 @@ export interface ToolContext {
   taskId: string;
   contextId: string;
   signal: AbortSignal;
+  /** What a process the tool starts runs under (src/containment/spawn.ts); absent: advisory. */
+  containment?: ContainmentPolicy;
+  /** The tool's own progress (MCP `notifications/progress`); the caller rate-limits it. */
+  progress?(p: ToolProgress): void;
+}
+
+/** One progress report of a running call, as MCP's `notifications/progress` carries it. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**

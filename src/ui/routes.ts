@@ -85,9 +85,28 @@ export interface UiStatus {
    * counts them (estimated at 4 characters a token when a driver reports no usage).
    */
   tokens: { used: number; ceiling: number | null };
-  /** Lane, origin and source of each task asked for with `?task=` that the registry holds. */
-  tasks: Record<string, { lane: string; origin: string; source: string }>;
+  /**
+   * Lane, origin and source of each task asked for with `?task=` that the registry holds, and
+   * its request: the task's text as the model receives it, its first REQUEST_CHARS characters.
+   */
+  tasks: Record<string, { lane: string; origin: string; source: string; request: string }>;
+  /**
+   * The input of each tool call asked for with `?call=<task id>/<call id>` that the task still
+   * holds (src/session/call_inputs.ts): compact JSON, cut at 2,000 characters. The page shows a
+   * call's command beside its result.
+   */
+  calls: Record<string, string>;
+  /**
+   * The id of the newest event when this status was made: the page paints its first picture of
+   * the session once its stream has caught up to it (app.js), not before.
+   */
+  lastId: number;
+  /** Tool sources that are down now (docs/mcp.md); absent when there are none. */
+  sourceErrors?: { kind: string; source: string; message: string }[];
 }
+
+/** How much of a task's request `/ui/status` gives (the page shows it above the task's work). */
+export const REQUEST_CHARS = 2000;
 
 export function uiStatus(
   session: Session,
@@ -96,10 +115,18 @@ export function uiStatus(
   heartbeatMs: number,
 ): UiStatus {
   const m = session.manifest;
+  const down = session.sourceErrors();
   const tasks: UiStatus["tasks"] = {};
   for (const id of url.searchParams.getAll("task").slice(0, STATUS_TASKS_MAX)) {
     const t = session.registry.get(id);
-    if (t) tasks[t.id] = { lane: t.lane, origin: t.origin, source: t.source };
+    if (t) {
+      tasks[t.id] = {
+        lane: t.lane,
+        origin: t.origin,
+        source: t.source,
+        request: t.text.length > REQUEST_CHARS ? `${t.text.slice(0, REQUEST_CHARS)}…` : t.text,
+      };
+    }
   }
   return {
     sessionId: session.id,
@@ -115,7 +142,22 @@ export function uiStatus(
     heartbeatMs,
     tokens: { used: session.spend.used, ceiling: session.spend.ceiling ?? null },
     tasks,
+    ...(down.length > 0 && { sourceErrors: down }),
+    calls: callInputs(session, url),
+    lastId: session.log.lastId,
   };
+}
+
+/** `?call=<task id>/<call id>` → the inputs the tasks hold (at most STATUS_TASKS_MAX asked). */
+function callInputs(session: Session, url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of url.searchParams.getAll("call").slice(0, STATUS_TASKS_MAX)) {
+    const at = key.indexOf("/");
+    if (at < 0) continue;
+    const input = session.registry.get(key.slice(0, at))?.callInputs?.get(key.slice(at + 1));
+    if (input !== undefined) out[key] = input;
+  }
+  return out;
 }
 
 /** The page's address for a door at `localhost:<port>` (printed by `mur run -v` and `mur ps`). */

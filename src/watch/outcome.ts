@@ -34,11 +34,20 @@ const BAD: Record<string, number> = {
 export class Outcomes {
   /** The terminal state word of each task seen ending, by task id. */
   readonly ended = new Map<string, string>();
+  /** Every task a status was seen of. */
+  readonly seen = new Set<string>();
 
   /** Records a status by its state word (format.ts stateWord); returns whether it is terminal. */
   see(taskId: string, word: string): boolean {
+    this.seen.add(taskId);
     if (!TERMINAL_WORDS.has(word)) return false;
     this.ended.set(taskId, word);
+    return true;
+  }
+
+  /** Whether every task the watch saw a status of has ended (none left running). */
+  allEnded(): boolean {
+    for (const id of this.seen) if (!this.ended.has(id)) return false;
     return true;
   }
 

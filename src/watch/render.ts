@@ -45,6 +45,11 @@ export interface RenderOptions {
   labels?: boolean;
   /** The watch follows one named task (`--task`): no automatic labels, the user named it. */
   oneTask?: boolean;
+  /**
+   * The command that answers a task waiting for input (`mur answer …`), printed on stderr under
+   * its `[input-required]` line; absent: no hint.
+   */
+  answerCommand?: (taskId: string) => string;
 }
 
 export class WatchRenderer {
@@ -62,6 +67,7 @@ export class WatchRenderer {
   private width?: number;
   private labels: boolean;
   private oneTask: boolean;
+  private answerCommand?: (taskId: string) => string;
   /** Every task this watch has read an event of. */
   private tasks = new Set<string>();
 
@@ -71,6 +77,7 @@ export class WatchRenderer {
     this.width = opts.width;
     this.labels = opts.labels ?? false;
     this.oneTask = opts.oneTask ?? false;
+    this.answerCommand = opts.answerCommand;
   }
 
   /** One StreamResponse (the JSON-RPC `result`) → what to write. */
@@ -108,7 +115,11 @@ export class WatchRenderer {
             lines.push(...responseLines(this.safe(response), wrap));
           }
         }
-        return this.lines(lines, ev.contextId);
+        const out = this.lines(lines, ev.contextId);
+        const safeText = ev.text === undefined ? undefined : this.safe(ev.text);
+        const note = statusNote(word, ev.taskId, safeText, this.answerCommand);
+        if (note !== null) out.push({ to: "stderr", text: note });
+        return out;
       }
       case "frame": {
         const f = ev.frame;
@@ -202,4 +213,25 @@ export class WatchRenderer {
     out.push({ to: "stdout", text: piece });
     return out;
   }
+}
+
+/**
+ * What a status line leaves out, on stderr (scripts read stdout, where a terminal status stays
+ * `[<state>]` alone: docs/protocol.md "What mur watch does"): why a task failed, was canceled or
+ * rejected, and how to answer a task that waits for input.
+ */
+export function statusNote(
+  word: string,
+  taskId: string,
+  text: string | undefined,
+  answerCommand?: (taskId: string) => string,
+): string | null {
+  const label = taskLabel(taskId);
+  if ((word === "failed" || word === "canceled" || word === "rejected") && text) {
+    return `[murmur] ${label} ${word}: ${text.replace(/\s*\n\s*/g, " ")}\n`;
+  }
+  if (word === "input-required" && answerCommand) {
+    return `[murmur] ${label} waits for input; answer with \`${answerCommand(taskId)}\`\n`;
+  }
+  return null;
 }

@@ -54,6 +54,18 @@ export interface WatchOptions {
   task?: TaskToFollow;
   /** Exit 3 / 4 when a followed task failed (or was rejected) / was canceled (`--exit-status`). */
   exitStatus?: boolean;
+  /** The command that answers a task waiting for input, told on stderr (render.ts). */
+  answerCommand?: (taskId: string) => string;
+  /**
+   * Each StreamResponse shown, after it was written, with its event id (null: unnumbered);
+   * `mur attach` keeps what waits on it.
+   */
+  onEvent?: (result: unknown, id: number | null) => void;
+  /**
+   * After a lost connection: what a fresh look finds (src/cli/fresh_look.ts), given the status
+   * the stream's `:session-end` comment named, if one came. Without it, the seed's line alone.
+   */
+  lookAgain?: (streamEnding: string | undefined) => Promise<{ ended: boolean; line: string }>;
 }
 
 const WATCH_BODY = JSON.stringify({
@@ -161,6 +173,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     width: opts.width,
     labels: opts.labels,
     oneTask: opts.task !== undefined,
+    answerCommand: opts.answerCommand,
   });
   const outcomes = new Outcomes();
   const exitStatus = opts.exitStatus ?? false;
@@ -168,9 +181,16 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     for (const o of outs) await (o.to === "stdout" ? io.stdout(o.text) : io.stderr(o.text));
   };
   let lastId: string | undefined;
+  let streamEnding: string | undefined;
   try {
     for await (const item of sseEvents(res.body)) {
       if ("comment" in item) {
+        // The capsule's last words as its stream closes (src/events/view.ts), not a heartbeat.
+        const end = /^session-end status=(\S+)$/.exec(item.comment);
+        if (end) {
+          streamEnding = end[1];
+          continue;
+        }
         const endedAs = await follow?.heartbeat();
         if (follow && endedAs !== undefined) {
           if (!opts.json) await write(renderer.finish());
@@ -206,6 +226,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
       const outs = renderer.handle(result);
       if (!opts.json) await write(outs);
       else await write(outs.filter((o) => o.to === "stderr"));
+      opts.onEvent?.(result, ev.id !== undefined && /^\d+$/.test(ev.id) ? Number(ev.id) : null);
       if (renderer.closed) return outcomes.code(WATCH_EXIT.ok, exitStatus);
       const seen = classify(result);
       if (seen.kind === "status") {
@@ -222,17 +243,39 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     if (e instanceof Deno.errors.BrokenPipe || opts.signal?.aborted) throw e;
   }
   if (!opts.json) await write(renderer.finish());
+  return await lostConnection(target, io, opts, lastId, streamEnding, outcomes);
+}
+
+/**
+ * The connection ended without capsule-closed: the seed's E-IO-003 line, then what a fresh look
+ * finds (`lookAgain`): the reattach hint only when the capsule may still be running. With
+ * `--exit-status`, a session found ended whose every task the watch saw ended exits by those
+ * tasks' outcomes (0 when all completed), not 1.
+ */
+async function lostConnection(
+  target: WatchTarget,
+  io: WatchIO,
+  opts: WatchOptions,
+  lastId: string | undefined,
+  streamEnding: string | undefined,
+  outcomes: Outcomes,
+): Promise<number> {
+  const exitStatus = opts.exitStatus ?? false;
   const where = lastId === undefined ? "lost before any event" : `lost after event id ${lastId}`;
+  const look = await opts.lookAgain?.(streamEnding).catch(() => undefined);
   const lost = new MurError(
     "E-IO-003",
-    `connection to ${target.name} ${where} — the capsule may still be running; run \`${
-      watchLine(target)
-    }\` again to reattach`,
+    `connection to ${target.name} ${where}` +
+      (look?.ended
+        ? ""
+        : ` — the capsule may still be running; run \`${watchLine(target)}\` again to reattach`),
   );
-  const code = outcomes.code(WATCH_EXIT.lost, exitStatus);
-  if (code === WATCH_EXIT.lost) throw lost;
-  await io.stderr(lost.format() + "\n");
-  return code;
+  const after = look ? `[murmur] ${look.line}\n` : "";
+  const base = look?.ended && outcomes.allEnded() ? WATCH_EXIT.ok : WATCH_EXIT.lost;
+  const code = outcomes.code(base, exitStatus);
+  if (code === WATCH_EXIT.lost && !look) throw lost;
+  await io.stderr(lost.format() + "\n" + after);
+  return exitStatus ? code : WATCH_EXIT.lost;
 }
 
 /** The `mur watch` command line that watches `target` again (by session id, or by --url). */

@@ -15,6 +15,9 @@ import * as run from "../../src/cli/run.ts";
 import * as stop from "../../src/cli/stop.ts";
 import * as trace from "../../src/cli/trace.ts";
 import * as watch from "../../src/cli/watch.ts";
+import * as send from "../../src/cli/send.ts";
+import * as answer from "../../src/cli/answer.ts";
+import * as attach from "../../src/cli/attach.ts";
 import { murCommit } from "../../src/version.ts";
 import { startCapsule } from "../helpers/capsule.ts";
 import { until } from "../helpers/until.ts";
@@ -65,6 +68,9 @@ const COMMANDS: [
   ["deny", deny],
   ["ps", ps],
   ["trace", trace],
+  ["send", send],
+  ["answer", answer],
+  ["attach", attach],
 ];
 
 Deno.test("mur <command> --help describes every flag the command takes", async () => {
@@ -114,6 +120,20 @@ Deno.test("one usage-error rule: error[E-CLI-00N]: mur <command>: …, the usage
     [["trace", "diff"], "E-CLI-001", "mur trace: unknown command 'diff'"],
     [["trace"], "E-CLI-002", "mur trace: give show or steps"],
     [["version", "x"], "E-CLI-002", "mur version: takes no arguments"],
+    [["send", "a", "b"], "E-CLI-002", "mur send: give the task's text as one argument"],
+    [
+      ["send", "--url", "x:1", "--session", "@1", "hi"],
+      "E-CLI-002",
+      "mur send: give --session or --url, not both",
+    ],
+    [["answer", "a1b2c3"], "E-CLI-002", "mur answer: give a TASK and the TEXT"],
+    [["answer", "a1b2c3", " "], "E-CLI-002", "mur answer: the answer's TEXT is empty"],
+    [
+      ["answer", "--url", "x:1", "tsk_nope", "main"],
+      "E-CLI-003",
+      "mur answer: TASK 'tsk_nope' is not",
+    ],
+    [["attach", "@1"], "E-CLI-002", "mur attach: takes no arguments"],
   ];
   const home = await tempHome();
   try {

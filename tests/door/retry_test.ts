@@ -153,3 +153,55 @@ Deno.test("retry: another credential's message with the same id is its own task"
     await cap.close();
   }
 });
+
+Deno.test("retry: a reused messageId with other content is refused naming the first task; the same content still replays", async () => {
+  const cap = await capsule({
+    lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+    script: SCRIPT,
+  });
+  try {
+    const id = `m-${crypto.randomUUID()}`;
+    const first = await call(
+      cap.base,
+      "SendMessage",
+      message("Summarise README.md", { messageId: id }),
+    );
+    const taskId = first.json.result.task.id as string;
+    // The docs example resent with its text edited: new work under an old id.
+    for (
+      const [method, text] of [["SendMessage", "Summarise ж docs/door.md ✓"], [
+        "SendStreamingMessage",
+        "Summarise README.md!",
+      ]]
+    ) {
+      const edited = await call(cap.base, method, message(text, { messageId: id }));
+      assert.equal(edited.json.error?.code, -32602, edited.text);
+      assert.match(
+        edited.json.error.message,
+        new RegExp(
+          `messageId ${id} was already sent with other content, and went to task ${taskId}`,
+        ),
+      );
+    }
+    // Other content also means another part or a context: each refused, the count unchanged.
+    const withData = await call(cap.base, "SendMessage", {
+      message: {
+        messageId: id,
+        role: "ROLE_USER",
+        parts: [{ text: "Summarise README.md" }, { data: { x: 1 } }],
+      },
+    });
+    assert.equal(withData.json.error?.code, -32602, withData.text);
+    assert.equal((await call(cap.base, "ListTasks", {})).json.result.totalSize, 1);
+    // The identical message is a retry: the first task back, no second one.
+    const again = await call(
+      cap.base,
+      "SendMessage",
+      message("Summarise README.md", { messageId: id }),
+    );
+    assert.equal(again.json.result.task.id, taskId, again.text);
+    assert.equal((await call(cap.base, "ListTasks", {})).json.result.totalSize, 1);
+  } finally {
+    await cap.close();
+  }
+});

@@ -36,12 +36,23 @@ Deno.test("mirror log: duplicates dropped; a hole is a gap for replays and lost 
   assertEquals(log.appendMirrored(ev(3)), null);
   log.appendMirrored(ev(11));
   log.appendMirrored(ev(20)); // 12..19 never came
-  const taken = sub.take();
-  assertEquals(taken.entries.map((e) => e.id), [11, 20]);
-  assertEquals(taken.missed, 8);
+  // The hole is told where it is: after 11, before 20 (not before 11, which the reader had).
+  const before = sub.take();
+  assertEquals([before.entries.map((e) => e.id), before.missed], [[11], 0]);
+  const after = sub.take();
+  assertEquals([after.entries.map((e) => e.id), after.missed], [[20], 8]);
   assertEquals(log.replay(5).gap, 20);
   assertEquals(log.replay(5).entries.map((e) => e.id), [20]);
   assertEquals(log.replay(20).gap, null);
   assertEquals(new TextDecoder().decode(log.replay(19).entries[0].activated), '{"n":20}');
+  // A hole behind events the reader then loses to its own overflow is told with them, once.
+  const slow = log.subscribe(undefined, 2);
+  log.appendMirrored(ev(21));
+  log.appendMirrored(ev(30)); // 22..29 never came
+  log.appendMirrored(ev(31));
+  log.appendMirrored(ev(32)); // the queue of 2 drops 21 (before the hole) and 30
+  const told = slow.take();
+  assertEquals([told.entries.map((e) => e.id), told.missed], [[31, 32], 1 + 8 + 1]);
+  slow.close();
   sub.close();
 });

@@ -65,6 +65,15 @@ function frameObject(f: TaskFrame): Record<string, unknown> {
       return { frame: "suggested-prompt", text: f.text };
     case "steer-taken":
       return { frame: "steer-taken", messageId: f.messageId, turn: f.turn };
+    case "tool-progress":
+      return {
+        frame: "tool-progress",
+        toolCallId: f.toolCallId,
+        toolName: f.toolName,
+        progress: f.progress,
+        ...(f.total !== undefined && { total: f.total }),
+        ...(f.message !== undefined && { message: f.message }),
+      };
   }
 }
 

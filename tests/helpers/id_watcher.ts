@@ -5,6 +5,8 @@
  * connection-ack, `gap`, `lagged`) as their JSON. `record` also keeps every numbered event's
  * `id:`/`data:` lines, to compare bytes with another watcher's.
  */
+import { type Telling, tellingOf } from "./told_losses.ts";
+
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
@@ -19,6 +21,8 @@ export class IdWatcher {
   readonly ids: number[] = [];
   /** Unnumbered events' data (connection-ack, gap, lagged), as JSON text. */
   readonly unnumbered: string[] = [];
+  /** For each unnumbered event, how many ids had arrived before it (where it came among them). */
+  readonly unnumberedAt: number[] = [];
   readonly records: string[] = [];
   /** Resolves when the connection ends (EOF, reset, or close()). */
   readonly ended: Promise<void>;
@@ -64,6 +68,11 @@ export class IdWatcher {
     ].join("\r\n");
     await conn.write(enc.encode(head));
     return new IdWatcher(conn, o);
+  }
+
+  /** The `lagged` and `gap` frames, each where it came (tests/helpers/told_losses.ts). */
+  get told(): Telling[] {
+    return this.unnumbered.flatMap((u, i) => tellingOf(u, this.unnumberedAt[i]) ?? []);
   }
 
   get lastId(): number {
@@ -178,6 +187,7 @@ export class IdWatcher {
     if (line[0] === 0x64 && line[1] === 0x61) {
       if (this.#pendingId === null) {
         this.unnumbered.push(dec.decode(line.subarray(6)));
+        this.unnumberedAt.push(this.ids.length);
       } else if (this.o.record) {
         this.#pendingLines += dec.decode(line) + "\n";
       }

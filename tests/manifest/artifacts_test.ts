@@ -211,7 +211,7 @@ const CASES: Case[] = [
       "  - { name: count, source: t, local_source: true, capabilities: { network: { allow: [example.com] } } }\n",
     ),
     "E-MAN-003",
-    "artifacts[0].capabilities.network: not supported on an artifact: mur does not confine a process's network (it runs as a command on the host); a tool artifact's capabilities take env.allow and filesystem.read_only",
+    "artifacts[0].capabilities.network: not supported on an artifact: the network is confined capsule-wide (capabilities.network, docs/containment.md); a tool artifact's capabilities take env.allow and filesystem.read_only",
   ],
   [
     art(
@@ -279,7 +279,7 @@ const CASES: Case[] = [
       "  - { name: count, source: t, local_source: true, capabilities: { filesystem: { scope: src } } }\n",
     ),
     "E-MAN-003",
-    "artifacts[0].capabilities.filesystem.scope: not supported on an artifact: mur does not confine a process to a subtree; a tool artifact's capabilities take env.allow and filesystem.read_only",
+    "artifacts[0].capabilities.filesystem.scope: not supported on an artifact: the scope is capsule-wide (capabilities.filesystem); a tool artifact's capabilities take env.allow and filesystem.read_only",
   ],
   [
     art(

@@ -14,7 +14,7 @@ Deno.test("unknown keys at every level are warned about by key path and ignored"
       `lifecycle:\n  bar: true\n  keep_working:\n    message: go\n    tone: firm\n` +
       `network:\n  authentication:\n    credentials:\n      watcher:\n        scopes: [GetTask]\n` +
       `        note: read only\n` +
-      `capabilities:\n  network:\n    allow: [example.com]\n  shell:\n    allow: [git]\n` +
+      `capabilities:\n  plan:\n    submit: true\n  shell:\n    allow: [git]\n` +
       `    strip_env: ["AWS_*"]\n` +
       `tools:\n  - builtin: request-input\n` +
       `  - name: w\n    description: d\n    command: [echo]\n    colour: red\n` +
@@ -30,7 +30,7 @@ Deno.test("unknown keys at every level are warned about by key path and ignored"
       w("lifecycle.bar"),
       w("lifecycle.keep_working.tone"),
       w("network.authentication.credentials.watcher.note"),
-      w("capabilities.network"),
+      w("capabilities.plan"),
       w("capabilities.shell.strip_env"),
       w("tools[1].colour"),
       w("hooks[0].timeout"),

@@ -22,6 +22,8 @@ export interface ReceivedSpan {
   spanId: string;
   parentSpanId?: string;
   name: string;
+  /** OTLP's SpanKind: 1 internal, 2 server, 3 client. */
+  kind: number;
   startMs: number;
   endMs: number;
   status: { code?: number; message?: string };
@@ -71,6 +73,7 @@ export function decode(body: any): ReceivedSpan[] {
           spanId: hex(s.spanId)!,
           parentSpanId: hex(s.parentSpanId),
           name: s.name,
+          kind: Number(s.kind ?? 0),
           startMs: Number(BigInt(s.startTimeUnixNano) / 1_000_000n),
           endMs: Number(BigInt(s.endTimeUnixNano) / 1_000_000n),
           status: s.status ?? {},

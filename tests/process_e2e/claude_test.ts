@@ -66,6 +66,7 @@ Deno.test("claude-code through mur run: text, thinking, bridged shell, threaded 
         "thinking",
         "tool-call-started",
         "tool-call-progress",
+        "tool-progress",
         "artifact",
         "quota",
         "suggested-prompt",

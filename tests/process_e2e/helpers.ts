@@ -32,6 +32,8 @@ export async function startProcessCapsule(o: {
   tools?: unknown[];
   systemPrompt?: string;
   files?: Record<string, string>;
+  /** More top-level manifest keys (`mcp_servers`, …). */
+  manifest?: Record<string, unknown>;
 }): Promise<ProcessCapsule> {
   const home = await Deno.makeTempDir({ prefix: "mur-pe2e-home-" });
   try {
@@ -59,6 +61,7 @@ export async function startProcessCapsule(o: {
           ...(o.readOnly ? { filesystem: { read_only: o.readOnly } } : {}),
         },
         ...(o.tools ? { tools: o.tools } : {}),
+        ...o.manifest,
       },
       files: o.files,
     });

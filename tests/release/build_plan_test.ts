@@ -22,13 +22,19 @@ Deno.test("each release target compiles into dist/mur-<target>, .exe on Windows"
     assertEquals(plan.args, [
       "compile",
       "-A",
+      "--no-config",
+      "--v8-flags=--expose-gc",
       "--include",
-      "/r/src",
+      "/r/.cache/bundle",
+      "--include",
+      "/r/src/ui/page",
+      "--include",
+      "/r/src/build_info.json",
       "--target",
       target,
       "--output",
       `/r/dist/mur-${target}${exe}`,
-      "/r/main.ts",
+      "/r/.cache/bundle/main.js",
     ]);
   }
   assertEquals(buildPlan([`--target=${RELEASE_TARGETS[3]}`], "/r/").target, RELEASE_TARGETS[3]);
@@ -42,7 +48,7 @@ Deno.test("without --target: dist/mur for this machine; --output and MUR_OUTPUT 
     "--output",
     "/x",
     "--no-check",
-    "/r/main.ts",
+    "/r/.cache/bundle/main.js",
   ]);
 });
 

@@ -77,6 +77,7 @@ Deno.test("install: with the installing Deno gone, mur runs through npx -y deno@
       "arg: -A",
       "arg: --quiet",
       "arg: --no-config",
+      "arg: --v8-flags=--expose-gc",
       `arg: ${ROOT}/.cache/bundle/main.js`,
       "arg: run",
       "arg: --task",

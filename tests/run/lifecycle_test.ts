@@ -148,7 +148,8 @@ Deno.test("SIGTERM while idle (no task yet): status: ok, exit 0, record removed"
 
 Deno.test("SIGTERM while a shell command runs: the command is stopped, status: canceled, exit 1", async () => {
   const run = await spawnRun({
-    manifest: manifest({ capabilities: { shell: { allow: ["bash"] } } }),
+    // advisory: the test checks the command's host pid, which a contained command's $$ is not.
+    manifest: manifest({ containment: "advisory", capabilities: { shell: { allow: ["bash"] } } }),
     script: {
       tasks: [{
         turns: [
@@ -221,7 +222,9 @@ Deno.test("a second SIGTERM exits at once (143) while the first one's teardown s
   // The command ignores SIGTERM, so canceling it waits out the kill grace before SIGKILL.
   const run = await spawnRun({
     // A kill grace far longer than the test: the first teardown cannot end by itself in time.
+    // advisory: the test checks the command's host pid, which a contained command's $$ is not.
     manifest: manifest({
+      containment: "advisory",
       capabilities: { shell: { allow: ["bash"] } },
       lifecycle: { shell_grace_secs: 600 },
     }),

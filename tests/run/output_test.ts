@@ -50,7 +50,7 @@ Deno.test("mur run: human lines — url and session while the task runs, status 
   }
 });
 
-Deno.test("mur run -v: workdir, manifest, driver, skills, page, watch and stop lines after the session line", async () => {
+Deno.test("mur run -v: workdir, manifest, driver, containment, skills, page, watch and stop lines after the session line", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: QUICK,
@@ -61,7 +61,7 @@ Deno.test("mur run -v: workdir, manifest, driver, skills, page, watch and stop l
     const end = await run.end();
     assertEquals(end.code, 0, end.stderr);
     const lines = end.stdout.trimEnd().split("\n");
-    assertEquals(lines.length, 10, end.stdout);
+    assertEquals(lines.length, 11, end.stdout);
     assert.match(lines[0], /^murmur: url localhost:\d+$/);
     assert.match(lines[1], /^session: ses_[0-9a-f]{32}$/);
     const id = lines[1].slice("session: ".length);
@@ -73,17 +73,19 @@ Deno.test("mur run -v: workdir, manifest, driver, skills, page, watch and stop l
     assert.ok(workdir.startsWith("/"));
     assertEquals(await Deno.realPath(manifestPath), `${real}/murmur.yaml`);
     assertEquals(lines[4], "driver: scripted");
-    assertEquals(lines[5], "skills: none");
-    assertEquals(lines[6], `page: http://${lines[0].slice("murmur: url ".length)}/ui`);
-    assert.match(lines[7], new RegExp(`^watch: \\S.* watch ${id}$`));
-    assert.match(lines[8], new RegExp(`^stop: \\S.* stop ${id}$`));
-    assertEquals(lines[9], "status: ok");
+    // What this host reaches decides the class (docs/containment.md "The default").
+    assert.match(lines[5], /^containment: (scoped|advisory) \(declared none; host reaches /);
+    assertEquals(lines[6], "skills: none");
+    assertEquals(lines[7], `page: http://${lines[0].slice("murmur: url ".length)}/ui`);
+    assert.match(lines[8], new RegExp(`^watch: \\S.* watch ${id}$`));
+    assert.match(lines[9], new RegExp(`^stop: \\S.* stop ${id}$`));
+    assertEquals(lines[10], "status: ok");
   } finally {
     await run.close();
   }
 });
 
-Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir, session_dir", async () => {
+Deno.test("mur run --json: exactly one readiness line with url, pid, session_id, name, version, workdir, session_dir, and the launch task's id", async () => {
   const run = await spawnRun({
     manifest: manifest(),
     script: SLOW,
@@ -100,6 +102,7 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
       "version",
       "workdir",
       "session_dir",
+      "task_id",
     ]);
     // Without --workdir the session folder is the workdir itself (docs/running.md "Files").
     assertEquals(ready.session_dir, ready.workdir);
@@ -111,8 +114,10 @@ Deno.test("mur run --json: exactly one readiness line with url, pid, session_id,
     assert.ok(ready.workdir.startsWith("/"), ready.workdir);
     assert.ok(ready.workdir.endsWith(`/workdir/${ready.session_id}`), ready.workdir);
     assert.ok((await Deno.stat(ready.workdir)).isDirectory);
-    // Registered before the line: ListTasks finds the launch task at once.
-    assertEquals((await listTasks(ready.url)).length, 1);
+    // Registered before the line: ListTasks finds the launch task at once, the id the line named.
+    const listed = await listTasks(ready.url);
+    assertEquals(listed.length, 1);
+    assertEquals(listed[0].id, ready.task_id);
     const end = await run.end();
     assertEquals(end.code, 0, end.stderr);
     assertEquals(end.stdout, line + "\n", "--json beats -v and prints no status line");
@@ -145,6 +150,7 @@ Deno.test("mur run --json: tokens on a door that declares network.authentication
       "workdir",
       "session_dir",
       "tokens",
+      "task_id",
     ]);
     assertEquals(Object.keys(ready.tokens).sort(), ["operator", "watcher"]);
     assert.notEqual(ready.tokens.operator, ready.tokens.watcher);

@@ -96,9 +96,14 @@ Deno.test("README's first capsule works as written outside the clone: watch sees
     // The watch learns the capsule is gone as a lost connection (no closing frame).
     assertEquals((await t2.proc.status).code, 1);
     const errs = await t2.proc.err.rest(5_000);
+    // The stream's line, then the end told as an end (docs/watch.md "When the stream ends").
     assert.match(
-      errs.at(-1)!,
-      /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+/,
+      errs.at(-2)!,
+      /^error\[E-IO-003\]: connection to ses_[0-9a-f]{32} lost after event id \d+$/,
+    );
+    assert.equal(
+      errs.at(-1),
+      "[murmur] the capsule ended: status ok (its stream said so as it closed)",
     );
     await until("the capsule's record to be gone", async () => {
       const left = await Array.fromAsync(Deno.readDir(`${home}/murmur/running`)).catch(() => []);

@@ -48,6 +48,9 @@ async function runWatched(m: Record<string, unknown>, script: Record<string, unk
 Deno.test("a command tool whose program is missing at run time: an error result, the session goes on to ok", async () => {
   const r = await runWatched(
     manifest({
+      // advisory: the model removes the tool's program from the capsule's folder, read-only to a
+      // contained command (docs/containment.md).
+      containment: "advisory",
       capabilities: { shell: { allow: ["bash"] } },
       tools: [
         {

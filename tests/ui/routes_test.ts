@@ -5,6 +5,7 @@
  * caller's scopes, the tokens spent, and the lanes of the tasks it names.
  */
 import assert from "node:assert/strict";
+import { REQUEST_CHARS } from "../../src/ui/routes.ts";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
 import { PAGE_FILES } from "../../src/ui/assets.ts";
 import { OPERATOR_METHODS } from "../helpers/methods.ts";
@@ -74,8 +75,23 @@ Deno.test("page routes: files, headers, ETag; JSON-RPC and the card unchanged; /
       scopes: [...OPERATOR_METHODS],
       heartbeatMs: 15000,
       tokens: { used: 10, ceiling: null },
-      tasks: { [task.id]: { lane: "bg", origin: "event", source: "a2a" } },
+      tasks: { [task.id]: { lane: "bg", origin: "event", source: "a2a", request: "hello" } },
+      calls: {},
+      // The newest event: the page's first paint waits for its stream to reach it.
+      lastId: status.lastId,
     });
+    const watched = await cap.rpc("murmur.PollSession", { cursor: 0 }) as {
+      result: { cursor: number };
+    };
+    assert.equal(status.lastId, watched.result.cursor);
+    assert.ok(status.lastId >= 3, String(status.lastId));
+    // A long request is cut at REQUEST_CHARS, marked with an ellipsis.
+    const long = "ж✓".repeat(1500);
+    const big = (await cap.rpc("SendMessage", userMessage(long))).result as {
+      task: { id: string };
+    };
+    const s2 = await (await fetch(`${cap.base}/ui/status?task=${big.task.id}`)).json();
+    assert.equal(s2.tasks[big.task.id].request, `${long.slice(0, REQUEST_CHARS)}…`);
   } finally {
     await cap.close();
   }

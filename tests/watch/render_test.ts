@@ -232,3 +232,34 @@ Deno.test("the response wraps to a terminal's width, and is kept whole in a pipe
   assertEquals(responseLines(text), ["  one two three four five six seven"]);
   assertEquals(responseLines(text, 16), ["  one two three", "  four five six", "  seven"]);
 });
+
+Deno.test("a failed or canceled task's reason goes to stderr, its [<state>] alone on stdout; input-required names the command that answers", () => {
+  const r = new WatchRenderer({ answerCommand: (id) => `mur answer ses_x ${id.slice(-6)} TEXT` });
+  const { stdout, stderr } = render(r, [
+    status(T1, C1, "TASK_STATE_INPUT_REQUIRED", "Which branch should I deploy?"),
+    status(T1, C1, "TASK_STATE_FAILED", "task failed (driver_error): provider overloaded"),
+    status(T2, C1, "TASK_STATE_CANCELED", "task canceled"),
+    status(T2, C1, "TASK_STATE_COMPLETED", "task completed"),
+  ]);
+  assertEquals(stdout.split("\n").map((l) => l.replace(/^\[tsk \w+\] /, "")), [
+    "[input-required] Which branch should I deploy?",
+    "[failed]",
+    "[canceled]",
+    "[completed]",
+    "",
+  ]);
+  assertEquals(
+    stderr,
+    [
+      "[murmur] tsk 728394 waits for input; answer with `mur answer ses_x 728394 TEXT`",
+      "[murmur] tsk 728394 failed: task failed (driver_error): provider overloaded",
+      "[murmur] tsk 728395 canceled: task canceled",
+      "",
+    ].join("\n"),
+  );
+  // Without a command to give (a renderer told none), input-required adds nothing.
+  assertEquals(
+    render(new WatchRenderer(), [status(T1, C1, "TASK_STATE_INPUT_REQUIRED", "Which?")]).stderr,
+    "",
+  );
+});

@@ -10,13 +10,14 @@
  * (bounded by `readyTimeoutMs`) and throws E-RUN-045 otherwise (the child is killed first);
  * `url`, `pid`, `sessionId`, `tokens` come from that line; `exited` settles when the child exits;
  * `stop()` ends it: lifeline closed, SIGTERM 2 s later if it still runs, SIGKILL of its group
- * after `graceMs`.
+ * after `graceMs`, and a running record it left (killed) removed.
  */
 import { entryArgs, mainModule } from "../../module_root.ts";
 import { MurError } from "../../errors.ts";
 import { trackGroup } from "../../process_groups.ts";
 import { groupLeaderSpawn } from "../../tools/group_leader.ts";
 import { LIFELINE_ENV } from "./lifeline.ts";
+import { removeRunningRecord } from "../../home/running_records.ts";
 import { murLine, murPath } from "../../invocation.ts";
 
 /** The `--json` readiness line of `mur run` (docs/running.md). */
@@ -214,7 +215,11 @@ export class ChildCapsule {
         killGroup(this.pid, "SIGKILL");
       }
     }
-    return await this.exited;
+    const status = await this.exited;
+    // A child that was killed (by us or anyone) could not remove its running record; its
+    // starter does, as nothing else would until a `mur ps` prunes it.
+    await removeRunningRecord(this.sessionId).catch(() => {});
+    return status;
   }
 
   async #exitsWithin(ms: number): Promise<boolean> {

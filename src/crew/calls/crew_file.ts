@@ -10,6 +10,7 @@
  * come up), so it is read at call time and waited for, a bounded time: a member it never names is
  * a failed call, never a hang.
  */
+import type { A2aCallRecord } from "../../a2a/call_record.ts";
 
 export interface CrewMember {
   name: string;
@@ -17,6 +18,8 @@ export interface CrewMember {
   url: string;
   /** The bearer token this caller presents at that door. */
   token: string;
+  /** Told of every request made to this door (an `a2a.client` span each, src/otel/). */
+  observe?: (r: A2aCallRecord) => void;
 }
 
 /** The callees named in `MURMUR_CREW_CALLEES`, in its order; [] when unset or empty. */

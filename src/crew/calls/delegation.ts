@@ -10,6 +10,7 @@ import type { SpawnTarget } from "../../manifest/types.ts";
 import type { TraceWriter } from "../../trace_writer.ts";
 import { ChildCapsule } from "./child_capsule.ts";
 import { RemoteTask } from "./remote_task.ts";
+import type { A2aCallRecord } from "../../a2a/call_record.ts";
 
 export interface DelegationDeps {
   trace: TraceWriter;
@@ -23,6 +24,8 @@ export interface DelegationDeps {
   workdirRoot: string;
   /** How long a child may take to print its readiness line. */
   readyTimeoutMs?: number;
+  /** Told of each request to the child's door (docs/opentelemetry.md "A2A spans"). */
+  observe?: (r: A2aCallRecord) => void;
 }
 
 /** How long a child gets to end after its outcome before its group is killed. */
@@ -38,6 +41,7 @@ export function delegation(id: string, target: SpawnTarget, text: string, d: Del
     trust: d.trust,
     deadlineSecs: d.deadlineSecs,
     clock: d.clock,
+    observe: d.observe,
     async open(signal) {
       try {
         child = await ChildCapsule.start({

@@ -5,6 +5,7 @@
 import type { TraceWriter } from "../../trace_writer.ts";
 import { memberAddress } from "./crew_file.ts";
 import { BUSY_MESSAGE, RemoteTask } from "./remote_task.ts";
+import type { A2aCallRecord } from "../../a2a/call_record.ts";
 
 export interface MemberCallDeps {
   trace: TraceWriter;
@@ -15,6 +16,8 @@ export interface MemberCallDeps {
   crewFile: string | undefined;
   deadlineSecs: number;
   clock: () => number;
+  /** Told of each request to the member's door (docs/opentelemetry.md "A2A spans"). */
+  observe?: (r: A2aCallRecord) => void;
 }
 
 export function memberCall(id: string, member: string, text: string, d: MemberCallDeps) {
@@ -25,6 +28,7 @@ export function memberCall(id: string, member: string, text: string, d: MemberCa
     trust: d.trust,
     deadlineSecs: d.deadlineSecs,
     clock: d.clock,
+    observe: d.observe,
     open: (signal) => memberAddress(d.crewFile, member, signal),
     lostStatus: "unreachable",
     lines: {

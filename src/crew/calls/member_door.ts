@@ -5,6 +5,7 @@
  * back as a value, so a call always ends with an answer.
  */
 import { errorMessage } from "../../errors.ts";
+import { idsOf } from "../../a2a/call_record.ts";
 import type { CrewMember } from "./crew_file.ts";
 
 export type DoorAnswer =
@@ -37,6 +38,29 @@ export async function memberRpc(
   method: string,
   params: Record<string, unknown>,
   timeoutMs = REQUEST_MS,
+): Promise<DoorAnswer> {
+  if (!m.observe) return await request(m, trust, id, method, params, timeoutMs);
+  const startedAt = Date.now();
+  const a = await request(m, trust, id, method, params, timeoutMs);
+  m.observe({
+    side: "client",
+    method,
+    startedAt,
+    endedAt: Date.now(),
+    ...idsOf(params, a.kind === "result" ? a.result : undefined),
+    ...(a.kind !== "result" && { error: a.kind === "unreachable" ? a.why : a.message }),
+    peer: new URL(m.url).host,
+  });
+  return a;
+}
+
+async function request(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  id: string,
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs: number,
 ): Promise<DoorAnswer> {
   const signal = AbortSignal.timeout(timeoutMs);
   let res: Response;

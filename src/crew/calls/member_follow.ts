@@ -5,7 +5,9 @@
  * ended task whole (its `response` artifact is the answer). A task that already ended is refused
  * by SubscribeToTask (src/door/streams.ts) and read with GetTask straight away. Only when the door
  * will not stream to this caller at all (its token lacks the SubscribeToTask scope: 401/403, or
- * the method is unknown there) is the task read with GetTask every 500 ms instead.
+ * the method is unknown there) is the task read with GetTask every 500 ms instead. A connection
+ * that stays silent for three heartbeats (a stopped member holds its socket and writes nothing)
+ * counts as failed, as a dropped one does (stream_silence.ts).
  */
 import { isTerminal, type TaskState } from "../../a2a/types.ts";
 import { RPC_ERRORS } from "../../diagnostics.ts";
@@ -14,6 +16,7 @@ import { sseEvents } from "../../watch/sse.ts";
 import type { CrewMember } from "./crew_file.ts";
 import { describeFailure, memberHeaders, memberRpc } from "./member_door.ts";
 import { abortableSleep as pause } from "../../abortable_sleep.ts";
+import { SilenceBound, silenceMs } from "./stream_silence.ts";
 
 export type Followed =
   /** The ended task as GetTask answers it. */
@@ -31,23 +34,34 @@ export async function followMemberTask(
   trust: "trusted" | "untrusted",
   taskId: string,
   signal: AbortSignal,
+  idleMs = silenceMs(),
 ): Promise<Followed> {
   let lastId: string | undefined;
   let failures = 0;
   let lastWhy = "";
   for (;;) {
     if (signal.aborted) return { kind: "stopped" };
-    const opened = await openStream(m, trust, taskId, lastId, signal);
+    // Each connection, its headers included, ends when it stays silent (stream_silence.ts).
+    const conn = new SilenceBound(signal, idleMs);
+    const opened = await openStream(m, trust, taskId, lastId, conn.signal);
+    if (opened.kind !== "stream") conn.close();
     if (opened.kind === "ended") return await readEnded(m, trust, taskId, signal);
     if (opened.kind === "gone") return { kind: "lost", why: opened.why };
     if (opened.kind === "no_stream") return await pollTask(m, trust, taskId, signal);
     if (opened.kind === "stream") {
-      const seen = await readStream(opened.body, (id) => (lastId = id));
+      const seen = await readStream(
+        opened.body,
+        conn.signal,
+        (id) => (lastId = id),
+        () => conn.touch(),
+      );
+      conn.close();
       if (seen.progressed) failures = 0;
       if (seen.terminal) return await readEnded(m, trust, taskId, signal);
       lastWhy = "the stream closed before the task ended";
     } else lastWhy = opened.why;
     if (signal.aborted) return { kind: "stopped" };
+    if (conn.silent) lastWhy = `nothing arrived on its stream for ${idleMs / 1000}s`;
     failures++;
     if (failures >= LOST_AFTER) {
       return { kind: "lost", why: `${m.name}'s door stopped answering: ${lastWhy}` };
@@ -69,6 +83,29 @@ type Opened =
   | { kind: "failed"; why: string };
 
 async function openStream(
+  m: CrewMember,
+  trust: "trusted" | "untrusted",
+  taskId: string,
+  lastId: string | undefined,
+  signal: AbortSignal,
+): Promise<Opened> {
+  if (!m.observe) return await subscribe(m, trust, taskId, lastId, signal);
+  const startedAt = Date.now();
+  const o = await subscribe(m, trust, taskId, lastId, signal);
+  // The span covers the request until its stream opened (or was refused), not the stream.
+  m.observe({
+    side: "client",
+    method: "SubscribeToTask",
+    startedAt,
+    endedAt: Date.now(),
+    taskId,
+    ...(o.kind === "failed" || o.kind === "gone" ? { error: o.why } : {}),
+    peer: new URL(m.url).host,
+  });
+  return o;
+}
+
+async function subscribe(
   m: CrewMember,
   trust: "trusted" | "untrusted",
   taskId: string,
@@ -125,11 +162,20 @@ async function openStream(
 /** Reads events until a terminal status or the stream's end. */
 async function readStream(
   body: ReadableStream<Uint8Array>,
+  signal: AbortSignal,
   onId: (id: string) => void,
+  onAlive: () => void,
 ): Promise<{ terminal: boolean; progressed: boolean }> {
   let progressed = false;
+  // The read ends when the connection is called off, whether or not the runtime's fetch carries
+  // its abort into a body it already returned: the reader is canceled here.
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  if (signal.aborted) cancel();
+  signal.addEventListener("abort", cancel, { once: true });
   try {
-    for await (const ev of sseEvents(body)) {
+    for await (const ev of sseEvents(chunks(reader))) {
+      onAlive(); // an event or a heartbeat
       if (!("data" in ev)) continue;
       if (ev.id !== undefined) onId(ev.id);
       progressed = true;
@@ -145,8 +191,22 @@ async function readStream(
         return { terminal: true, progressed };
       }
     }
-  } catch { /* the connection broke: resumed by the caller */ }
+  } catch {
+    /* the connection broke: resumed by the caller */
+  } finally {
+    signal.removeEventListener("abort", cancel);
+    cancel(); // a terminal status read: the connection is not needed any more
+  }
   return { terminal: false, progressed };
+}
+
+/** The chunks a reader gives, until it is done or canceled. */
+async function* chunks(reader: ReadableStreamDefaultReader<Uint8Array>) {
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    yield value;
+  }
 }
 
 async function readEnded(

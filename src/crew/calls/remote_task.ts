@@ -67,6 +67,8 @@ export interface RemoteTaskDeps {
   lostStatus: CallStatus;
   /** Run once the answer is known, before `done` settles (a delegation ends its child). */
   close?(): Promise<void>;
+  /** Told of each request to the door (an `a2a.client` span, docs/opentelemetry.md). */
+  observe?: CrewMember["observe"];
 }
 
 /** Why a call was stopped before its answer. */
@@ -118,7 +120,7 @@ export class RemoteTask implements HandedOffWork {
   async begin(): Promise<FirstOffer> {
     const addr = await this.d.open(this.#stop.signal);
     if (typeof addr === "string") return { kind: "ended", answer: this.#end("failed", addr) };
-    this.#address = addr;
+    this.#address = this.d.observe ? { ...addr, observe: this.d.observe } : addr;
     const first = await this.#offer();
     if (first.kind === "started") void this.#follow();
     else if (first.kind === "busy") void this.#keepOffering();

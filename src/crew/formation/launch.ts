@@ -265,16 +265,23 @@ class Formation {
     const name = code === 130 ? "SIGINT" : "SIGTERM";
     newLineAfterInterrupt(name);
     console.error(`[mur run] ${name}: stopping the formation ${this.id}`);
-    this.#stopAll();
+    // The entry first: its calls still out end `abandoned` and their cancels reach members that
+    // still run; stopped together, a member's own wind-down could end the call `canceled` first.
+    const entry = this.running.find((r) => r.member.entry);
+    void (entry ? this.#stop(entry) : Promise.resolve()).then(() => this.#stopAll());
   }
 
   /** Stops every member started so far, all at once (each member once). */
   async #stopAll(): Promise<void> {
     this.#stopping = true;
-    await Promise.all(this.running.map((r) => {
-      r.stopped ??= r.child.stop(MEMBER_STOP_GRACE_MS).then(() => {}, () => {});
-      return r.stopped;
-    }));
+    await Promise.all(this.running.map((r) => this.#stop(r)));
+  }
+
+  /** Stops one member (once, however often asked). */
+  #stop(r: Running): Promise<void> {
+    this.#stopping = true;
+    r.stopped ??= r.child.stop(MEMBER_STOP_GRACE_MS).then(() => {}, () => {});
+    return r.stopped;
   }
 }
 

@@ -3,6 +3,7 @@
  * line → event (the lines themselves: claude_lines.ts), exit classification (README "Coding-agent
  * CLIs as the model"; Claude Code 2.1.328 observed offline).
  */
+import { allowedRules, deniedRules } from "./mcp_servers.ts";
 import { parseJsonLine } from "./json_line.ts";
 import type { z } from "zod";
 import type {
@@ -90,23 +91,29 @@ function launch(req: LaunchRequest): LaunchPlan {
   // No built-in tools: the capsule's tools are the only ones the harness may use.
   args.push("--tools", "");
   const files: LaunchPlan["files"] = [];
-  if (req.bridge) {
-    const prefix = `mcp__${req.bridge.serverName}__`;
-    const config = {
-      mcpServers: {
-        [req.bridge.serverName]: {
-          type: "http",
-          url: req.bridge.url,
-          headers: { Authorization: `Bearer ${req.bridge.token}` },
-        },
-      },
-    };
+  const servers = req.mcpServers ?? [];
+  if (req.bridge || servers.length) {
+    const mcpServers: Record<string, unknown> = {};
+    // The manifest's own servers (docs/mcp.md), then the bridge, whose name mur keeps.
+    for (const s of servers) mcpServers[s.name] = s.entry;
+    const allowed = allowedRules(servers);
+    if (req.bridge) {
+      const prefix = `mcp__${req.bridge.serverName}__`;
+      mcpServers[req.bridge.serverName] = {
+        type: "http",
+        url: req.bridge.url,
+        headers: { Authorization: `Bearer ${req.bridge.token}` },
+      };
+      allowed.push(...req.bridge.toolNames.map((t) => prefix + t));
+    }
     // In a 0600 file, not on argv: any local process can read another's argv.
-    files.push({ name: "mcp-config.json", contents: JSON.stringify(config) });
+    files.push({ name: "mcp-config.json", contents: JSON.stringify({ mcpServers }) });
     args.push("--mcp-config", "{files_dir}/mcp-config.json");
     // Root-safe permissions: bypassPermissions is refused as root, so allow exactly the
-    // bridged tools and deny everything else without asking.
-    args.push("--allowedTools", req.bridge.toolNames.map((t) => prefix + t).join(","));
+    // bridged tools and the servers' allowed ones, and deny everything else without asking.
+    args.push("--allowedTools", allowed.join(","));
+    const denied = deniedRules(servers);
+    if (denied.length) args.push("--disallowedTools", denied.join(","));
     args.push("--permission-mode", "dontAsk");
   }
   args.push("--strict-mcp-config");
@@ -142,6 +149,18 @@ class ClaudeParser implements HarnessParser {
 
   constructor(serverName: string) {
     this.#prefix = `mcp__${serverName}__`;
+  }
+
+  /** The manifest's MCP servers the harness could not connect (docs/mcp.md). */
+  #serversDown(servers: { name: string; status: string }[]): HarnessEvent[] {
+    const bridge = this.#prefix.slice("mcp__".length, -2);
+    return servers
+      .filter((s) => s.name !== bridge && s.status !== "connected" && s.status !== "pending")
+      .map((s) => ({
+        kind: "source-down" as const,
+        source: s.name,
+        message: `the harness reports the server ${s.status}`,
+      }));
   }
 
   #bare(name: string): string {
@@ -186,7 +205,7 @@ class ClaudeParser implements HarnessParser {
         id: s.session_id,
         auth: s.apiKeySource === "none" ? "subscription" : "api-key",
         ...(s.model ? { model: s.model } : {}),
-      }];
+      }, ...this.#serversDown(s.mcp_servers ?? [])];
     }
     if (s.subtype === "api_retry") {
       const err = typeof s.error === "string" ? s.error : undefined;

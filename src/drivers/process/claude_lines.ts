@@ -15,6 +15,8 @@ export const SystemLine = z.looseObject({
   attempt: z.number().optional(),
   error: z.unknown().optional(),
   error_status: z.unknown().optional(),
+  /** `init`: each MCP server the harness was given and how its connection went. */
+  mcp_servers: z.array(z.looseObject({ name: z.string(), status: z.string() })).optional(),
 });
 export const Block = z.looseObject({ type: z.string() });
 export const MessageLine = z.looseObject({

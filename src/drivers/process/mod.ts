@@ -2,6 +2,7 @@
  * The process transport's entry: `createHarnessDriver(cfg, opts)` gives the loop a
  * `HarnessDriver` for `driver: claude-code` or `driver: codex`.
  */
+import type { McpServerConfig } from "../../manifest/mcp_servers.ts";
 import type { InferenceConfig } from "../../manifest/types.ts";
 import { MurError } from "../../errors.ts";
 import { runAttempt } from "./runner.ts";
@@ -38,6 +39,8 @@ export interface HarnessDriverOptions {
   newSessionId?: () => string;
   /** The session's OpenTelemetry export, for a task (src/otel/export.ts). */
   telemetry?: (taskId: string) => HarnessTelemetry | undefined;
+  /** The manifest's `mcp_servers:`, handed to the harness in its own MCP configuration. */
+  mcpServers?: McpServerConfig[];
 }
 
 export function dialectFor(driver: string): HarnessDialect {
@@ -84,6 +87,7 @@ export function createHarnessDriver(
           newSessionId: opts.newSessionId ?? (() => crypto.randomUUID()),
           versions,
           telemetry: opts.telemetry,
+          mcpServers: opts.mcpServers,
         },
         req,
         signal,

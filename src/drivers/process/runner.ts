@@ -4,6 +4,8 @@
  * supervise the run (supervisor.ts) while the turn tracker turns the dialect's events into
  * `HarnessPart`s, until exactly one `result` (outcome.ts) on every path out.
  */
+import { harnessMcpServers } from "./mcp_servers.ts";
+import type { McpServerConfig } from "../../manifest/mcp_servers.ts";
 import { errorMessage } from "../../errors.ts";
 import { BRIDGE_SERVER_NAME, ToolBridge } from "./bridge.ts";
 import { CallOrder } from "./call_order.ts";
@@ -46,6 +48,8 @@ export interface AttemptContext {
   versions: Map<string, VersionProbe>;
   /** The session's OpenTelemetry export, for a task: what the harness joins (telemetry.ts). */
   telemetry?: (taskId: string) => HarnessTelemetry | undefined;
+  /** The manifest's `mcp_servers:`, handed to the harness (docs/mcp.md). */
+  mcpServers?: McpServerConfig[];
 }
 
 type Describe = ReturnType<HarnessDialect["describe"]>;
@@ -215,6 +219,8 @@ function* planLaunch(
       session,
       prompt: req.prompt,
       telemetry: ctx.telemetry?.(req.task.id),
+      ...(ctx.mcpServers?.length &&
+        { mcpServers: harnessMcpServers(ctx.mcpServers, ctx.hostEnv) }),
     });
   } catch (e) {
     const message = `the process driver could not plan the launch: ${errorMessage(e)}`;

@@ -184,6 +184,11 @@ export class TurnTracker {
       case "note":
         out.push(trace("harness_note", { text: ev.text }));
         break;
+      case "source-down":
+        out.push(
+          trace("harness_source_error", { kind: "mcp", source: ev.source, message: ev.message }),
+        );
+        break;
       case "turn-end":
       case "turn-failed":
         if (this.terminal) break;

@@ -7,6 +7,7 @@
 import type { QuotaWindow } from "../../events/frames.ts";
 import type { HarnessFailureKind, UsageTotals } from "../harness.ts";
 
+import type { HarnessMcpServer } from "./mcp_servers.ts";
 export type * from "../harness.ts";
 
 // ───────────────────────────── per-CLI dialect ─────────────────────────────
@@ -53,6 +54,8 @@ export interface LaunchRequest {
   prompt: string;
   /** The session exports OpenTelemetry spans: the harness's own join them (telemetry.ts). */
   telemetry?: HarnessTelemetry;
+  /** The manifest's `mcp_servers:`, for the harness's own MCP configuration (docs/mcp.md). */
+  mcpServers?: HarnessMcpServer[];
 }
 
 /** Where the session's spans go and the span a harness's spans hang under (src/otel/). */
@@ -115,7 +118,9 @@ export type HarnessEvent =
   | { kind: "turn-failed"; failureKind: HarnessFailureKind; message: string }
   | { kind: "quota"; windows: QuotaWindow[] }
   | { kind: "suggested-prompt"; text: string }
-  | { kind: "note"; text: string };
+  | { kind: "note"; text: string }
+  /** An MCP server of the manifest the harness could not connect (docs/mcp.md). */
+  | { kind: "source-down"; source: string; message: string };
 
 export interface ExitInfo {
   code: number | null;

@@ -4,7 +4,15 @@
  * draws it (view.js) at most once per animation frame.
  */
 import { AuthError, DoorClient, Watcher } from "./client.js";
-import { applyEvent, applyLanes, createModel, notice, unknownLanes } from "./model.js";
+import {
+  applyCalls,
+  applyEvent,
+  applyLanes,
+  createModel,
+  notice,
+  unknownCalls,
+  unknownLanes,
+} from "./model.js";
 import { createView } from "./view.js";
 
 /** Local storage key for a token the person asked to remember (and only then). */
@@ -68,8 +76,27 @@ const view = createView({
   image: (url) => client.image(url),
 });
 
+/**
+ * The first picture of the session waits for the stream to catch up with the newest event id the
+ * first GET /ui/status named (`paintAt`): before that the page says it is loading, rather than
+ * "No task yet" over a session that has tasks. It is drawn at once, not on an animation frame (a
+ * headless browser may run none for a while), and marks `<body data-ready>`.
+ */
+let paintAt = /** @type {number | null} */ (null);
+let painted = false;
+
+function firstPaint() {
+  if (painted || paintAt === null || model.lastId < paintAt) return;
+  painted = true;
+  $("loading").hidden = true;
+  view.render(model);
+  drawTitle();
+  document.body.dataset.ready = "true";
+}
+
 let frameAsked = false;
 function draw() {
+  if (!painted) return firstPaint();
   if (frameAsked) return;
   frameAsked = true;
   requestAnimationFrame(() => {
@@ -96,6 +123,18 @@ function drawStatus() {
     (t.ceiling !== null ? ` of ${t.ceiling.toLocaleString("en")}` : "") + " used";
   $("tokens").dataset.used = String(t.used);
   $("forget").hidden = client.token === null;
+  // Tool sources down now (an MCP server, an OpenAPI service): the model goes without them.
+  /** @type {{ kind: string, source: string, message: string }[]} */
+  const down = status.sourceErrors ?? [];
+  const list = $("sources");
+  list.hidden = down.length === 0;
+  list.replaceChildren(...down.map((e) => {
+    const li = document.createElement("li");
+    li.dataset.source = e.source;
+    li.textContent = `${e.kind === "mcp" ? "MCP server" : "OpenAPI service"} ${e.source} ` +
+      `unavailable: ${e.message}`;
+    return li;
+  }));
 }
 
 let statusAt = 0;
@@ -104,7 +143,8 @@ let statusTimer = /** @type {ReturnType<typeof setTimeout> | null} */ (null);
 async function refreshStatus() {
   statusAt = Date.now();
   const ask = unknownLanes(model).slice(0, 100);
-  const s = await client.status(ask);
+  const askCalls = unknownCalls(model).slice(0, 100);
+  const s = await client.status(ask, askCalls);
   if (status && s.sessionId !== status.sessionId) {
     // Same address, new session (the capsule was restarted): its ids start again at 1.
     model = createModel();
@@ -114,6 +154,7 @@ async function refreshStatus() {
   const scopesChanged = JSON.stringify(status?.scopes) !== JSON.stringify(s.scopes);
   status = s;
   applyLanes(model, ask, s.tasks);
+  applyCalls(model, askCalls, s.calls ?? {});
   drawStatus();
   if (scopesChanged) view.redrawAll(model);
   draw();
@@ -134,6 +175,10 @@ function onState(s) {
   const conn = $("conn");
   conn.dataset.kind = s.kind;
   const now = Date.now();
+  // A stream that will not catch up (lost, ended, refused): draw what there is.
+  if (s.kind !== "connecting" && s.kind !== "live" && paintAt !== null) {
+    paintAt = Math.min(paintAt, model.lastId);
+  }
   switch (s.kind) {
     case "connecting":
       conn.textContent = s.attempt ? `reconnecting (attempt ${s.attempt})…` : "connecting…";
@@ -161,6 +206,13 @@ function onState(s) {
     case "closed":
       live = false;
       conn.textContent = "capsule closed the stream";
+      break;
+    case "ended":
+      // The stream's last words: the session is over, nothing will answer a reconnect.
+      live = false;
+      conn.dataset.status = s.detail ?? "";
+      conn.textContent = `session ended: status ${s.detail}`;
+      notice(model, "info", `the session ended: status ${s.detail}`, now);
       break;
     case "auth":
       live = false;
@@ -205,6 +257,7 @@ function askToken(why) {
 async function start() {
   try {
     await refreshStatus();
+    paintAt ??= status?.lastId ?? 0;
   } catch (e) {
     if (e instanceof AuthError) {
       // A remembered token the door refuses is forgotten: it belonged to another session.

@@ -49,11 +49,16 @@ export class DoorClient {
   }
 
   /**
-   * GET /ui/status, naming the tasks whose lanes the page wants to know.
+   * GET /ui/status, naming the tasks whose lanes the page wants to know, and the tool calls
+   * (`<task id>/<call id>`) whose input it wants to show.
    * @param {string[]} [tasks]
+   * @param {string[]} [calls]
    */
-  async status(tasks = []) {
-    const q = tasks.map((t) => `task=${encodeURIComponent(t)}`).join("&");
+  async status(tasks = [], calls = []) {
+    const q = [
+      ...tasks.map((t) => `task=${encodeURIComponent(t)}`),
+      ...calls.map((c) => `call=${encodeURIComponent(c)}`),
+    ].join("&");
     const res = await fetch(new URL(`ui/status${q ? `?${q}` : ""}`, BASE), {
       headers: this.headers(),
     });
@@ -105,8 +110,8 @@ async function authError(res) {
  *   lastId: () => number,
  *   onEvent: (id: number | null, data: Record<string, any>) => Record<string, any> | null,
  *   onBytes: () => void,
- *   onState: (s: { kind: "connecting" | "live" | "lost" | "closed" | "auth", attempt: number,
- *     detail?: string, waitMs?: number }) => void,
+ *   onState: (s: { kind: "connecting" | "live" | "lost" | "closed" | "ended" | "auth",
+ *     attempt: number, detail?: string, waitMs?: number }) => void,
  *   beforeConnect?: () => Promise<void>,
  * }} WatchHandlers
  */
@@ -116,6 +121,8 @@ async function authError(res) {
  * after the first sends the last id applied as `Last-Event-ID`, so the replay holds exactly what
  * was missed (or a gap says what is gone). A `lagged` frame drops the connection at once and
  * reconnects the same way, which recovers the dropped events while they are still buffered.
+ * A stream whose last bytes are the comment `:session-end status=<status>` closed because the
+ * session ended (src/events/view.ts): that is told as `ended`, and nothing reconnects.
  */
 export class Watcher {
   /** @param {DoorClient} client @param {WatchHandlers} on */
@@ -169,6 +176,8 @@ export class Watcher {
     this.on.onState({ kind: "connecting", attempt });
     let delivered = false;
     let outcome = /** @type {"delivered" | "failed" | "lagged" | "closed"} */ ("failed");
+    /** The session's status, once its stream said it ended. */
+    let ended = /** @type {string | null} */ (null);
     try {
       await this.on.beforeConnect?.();
       const res = await fetch(BASE, {
@@ -193,6 +202,10 @@ export class Watcher {
       }
       this.on.onState({ kind: "live", attempt });
       const parser = createSseParser({
+        onComment: (text) => {
+          const m = /^session-end status=(\S+)$/.exec(text);
+          if (m) ended = m[1];
+        },
         onEvent: (e) => {
           if (outcome !== "failed" && outcome !== "delivered") return; // dropping this connection
           let data;
@@ -239,6 +252,10 @@ export class Watcher {
     }
     if (outcome === "closed") {
       this.on.onState({ kind: "closed", attempt });
+      return "closed";
+    }
+    if (ended !== null) {
+      this.on.onState({ kind: "ended", attempt, detail: ended });
       return "closed";
     }
     if (outcome === "lagged") return "lagged";

@@ -45,7 +45,9 @@ export function isTerminal(state) {
  *   cut: number, open: boolean }} TextItem
  * @typedef {{ kind: "tool", key: number, rev: number, toolCallId: string | null,
  *   toolName: string, inputBytes: number | null, startedAt: number,
- *   artifact: Artifact | null }} ToolItem
+ *   artifact: Artifact | null, input: string | null | undefined }} ToolItem a tool call; `input`
+ *   is its input as JSON once GET /ui/status told it (null: the door holds none; undefined: not
+ *   asked yet)
  * @typedef {{ kind: "status", key: number, rev: number, state: string, text: string }} StatusItem
  * @typedef {{ kind: "suggestion", key: number, rev: number, text: string }} SuggestionItem
  * @typedef {TextItem | ToolItem | StatusItem | SuggestionItem} Item
@@ -62,6 +64,7 @@ export function isTerminal(state) {
  *   turn: number, reopens: number, items: Item[], dropped: number, prompt: string | null, approval: Approval | null,
  *   response: string | null, lane: string | null, origin: string | null, files: Published[],
  *   firstSeen: number, lastChange: number, calls: Map<string, ToolItem>,
+ *   request: string | null,
  * }} Task
  * @typedef {{ name: string, mediaType: string, raw: string | null, path: string | null,
  *   data: unknown }} Published a file or data the task published (docs/protocol.md "Files and
@@ -142,6 +145,7 @@ function taskOf(m, id, contextId, now) {
     files: [],
     lane: null,
     origin: null,
+    request: null,
     firstSeen: now,
     lastChange: now,
     calls: new Map(),
@@ -253,6 +257,7 @@ function taskFrame(m, t, f, now) {
         inputBytes: null,
         startedAt: now,
         artifact: null,
+        input: undefined,
       };
       push(t, item);
       t.calls.set(item.toolCallId ?? "", item);
@@ -295,6 +300,7 @@ function taskFrame(m, t, f, now) {
           inputBytes: null,
           startedAt: now,
           artifact: a,
+          input: undefined,
         });
       }
       return;
@@ -478,11 +484,11 @@ function connectionFrame(m, f, now) {
 }
 
 /**
- * Sets lanes and origins the door reported (GET /ui/status) for the tasks asked about; one the
- * door no longer holds is marked unknown, so it is not asked about again.
+ * Sets lanes, origins and requests the door reported (GET /ui/status) for the tasks asked about;
+ * one the door no longer holds is marked unknown, so it is not asked about again.
  * @param {SessionModel} m
  * @param {string[]} asked
- * @param {Record<string, { lane: string, origin: string }>} lanes
+ * @param {Record<string, { lane: string, origin: string, request?: string }>} lanes
  */
 export function applyLanes(m, asked, lanes) {
   for (const id of asked) {
@@ -490,6 +496,7 @@ export function applyLanes(m, asked, lanes) {
     if (!t) continue;
     t.lane = lanes[id]?.lane ?? "unknown";
     t.origin = lanes[id]?.origin ?? "unknown";
+    t.request = typeof lanes[id]?.request === "string" ? lanes[id].request : null;
     t.rev++;
     m.dirty.add(id);
   }
@@ -525,4 +532,43 @@ function publishedOf(a) {
   }
   if ("data" in p) return { name, mediaType, raw: null, path: null, data: p.data };
   return null;
+}
+
+/**
+ * `<task id>/<call id>` of each finished tool call whose input has not been asked for yet (GET
+ * /ui/status `?call=`).
+ * @param {SessionModel} m
+ * @returns {string[]}
+ */
+export function unknownCalls(m) {
+  const out = [];
+  for (const t of m.tasks.values()) {
+    for (const item of t.items) {
+      if (item.kind === "tool" && item.artifact && item.toolCallId && item.input === undefined) {
+        out.push(`${t.id}/${item.toolCallId}`);
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Sets the inputs the door reported for the calls asked about; one it does not hold is null, so
+ * it is not asked about again.
+ * @param {SessionModel} m
+ * @param {string[]} asked
+ * @param {Record<string, string>} inputs
+ */
+export function applyCalls(m, asked, inputs) {
+  for (const key of asked) {
+    const at = key.indexOf("/");
+    const t = m.tasks.get(key.slice(0, at));
+    const id = key.slice(at + 1);
+    const item = t?.items.find((i) => i.kind === "tool" && i.toolCallId === id);
+    if (!t || !item || item.kind !== "tool") continue;
+    item.input = typeof inputs[key] === "string" ? inputs[key] : null;
+    item.rev++;
+    t.rev++;
+    m.dirty.add(t.id);
+  }
 }

@@ -98,6 +98,18 @@ function itemView(item, actions) {
   }
 }
 
+/**
+ * A call's input as a person reads it: the `command` of a shell call, else the JSON as sent.
+ * @param {string} json
+ */
+export function commandOf(json) {
+  try {
+    const v = JSON.parse(json);
+    if (v && typeof v === "object" && typeof v.command === "string") return v.command;
+  } catch { /* cut short (over 2,000 characters): shown as it is */ }
+  return json;
+}
+
 class FixedView {
   /** @param {HTMLElement} el */
   constructor(el) {
@@ -143,12 +155,14 @@ class ToolView {
     this.actions = actions;
     this.rev = -1;
     this.name = h("span", { class: "tool-name" });
+    // What the call was given: a shell command as it ran, else its input as JSON.
+    this.input = h("code", { class: "tool-input", hidden: true });
     this.meta = h("span", { class: "tool-meta" });
     this.output = h("div", { class: "tool-output" });
     this.el = h(
       "li",
       { class: "item tool" },
-      h("div", { class: "tool-head" }, this.name, this.meta),
+      h("div", { class: "tool-head" }, this.name, this.input, this.meta),
       this.output,
     );
     this.startedAt = 0;
@@ -164,6 +178,10 @@ class ToolView {
     this.el.dataset.call = item.toolCallId ?? "";
     this.startedAt = item.startedAt;
     this.bytes = item.inputBytes;
+    if (typeof item.input === "string") {
+      this.input.hidden = false;
+      this.input.textContent = commandOf(item.input);
+    }
     const a = item.artifact;
     if (!a) {
       this.el.dataset.running = "";
@@ -238,6 +256,8 @@ class TaskCard {
     const headingId = `task-${t.id}`;
     this.state = h("span", { class: "state" });
     this.meta = h("p", { class: "task-meta" });
+    // What the task was asked (GET /ui/status `request`), above what it did.
+    this.request = h("blockquote", { class: "task-request", hidden: true });
     this.message = h("p", { class: "task-message" });
     this.dropped = h("p", { class: "dropped", hidden: true });
     this.list = h("ol", { class: "items", "aria-label": "what the task did" });
@@ -295,6 +315,7 @@ class TaskCard {
         this.cancel,
       ),
       this.meta,
+      this.request,
       this.message,
       this.dropped,
       this.list,
@@ -323,6 +344,8 @@ class TaskCard {
       `context ${shortId(t.contextId)}`,
     ].filter(Boolean);
     this.meta.textContent = meta.join(" · ");
+    this.request.hidden = t.request === null;
+    this.request.textContent = t.request ?? "";
     this.message.textContent = t.message;
     this.dropped.hidden = t.dropped === 0;
     this.dropped.textContent = `${t.dropped.toLocaleString("en")} earlier item${

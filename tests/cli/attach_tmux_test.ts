@@ -1,0 +1,149 @@
+/**
+ * `mur attach` as a person uses it (src/cli/attach.ts, docs/steering.md): the real command in a
+ * tmux pane beside a real capsule (`mur run --json`, scripted driver), keys typed with
+ * send-keys, the screen read with capture-pane. One session: a task sent by typing a line, its
+ * question answered by the next line, a follow-up in the same conversation, a running task
+ * canceled with /cancel, the commands' refusals, /quit. The door is asked afterwards what the
+ * lines did (contexts, states), so the screen is not the only witness.
+ */
+import assert from "node:assert/strict";
+import { startMur } from "../helpers/mur.ts";
+import { murArgv } from "../helpers/mur.ts";
+import { startPane } from "../helpers/tmux.ts";
+import { rpc } from "../run/helpers.ts";
+import { tempHome } from "./helpers.ts";
+
+const MANIFEST = `name: attached
+version: "0.1.0"
+inference:
+  transport: http
+  driver: scripted
+  script: script.yaml
+  max_turns: 4
+lifecycle:
+  task_acceptance: queue
+  queue_depth: 4
+  after_task: sleep
+tools:
+  - builtin: request-input
+`;
+
+const SCRIPT = `tasks:
+  - match: "deploy"
+    turns:
+      - steps:
+          - tool_call: {id: t1, name: request-input, input: {prompt: "Which branch should I deploy?"}}
+      - steps:
+          - text: "Deployed the branch."
+  - match: "slow"
+    turns:
+      - steps:
+          - text: "starting a long job "
+          - delay_ms: 60000
+          - text: "never shown"
+  - turns:
+      - steps:
+          - text: "Followed up: ж✓"
+`;
+
+type Task = { id: string; contextId: string; status: { state: string } };
+
+Deno.test("mur attach under tmux: type a task, answer its question, follow up in its conversation, /cancel, /quit", async () => {
+  const home = await tempHome();
+  const dir = await Deno.makeTempDir({ prefix: "mur-attach-" });
+  await Deno.writeTextFile(`${dir}/murmur.yaml`, MANIFEST);
+  await Deno.writeTextFile(`${dir}/script.yaml`, SCRIPT);
+  const capsule = await startMur({
+    args: ["run", "--manifest", dir, "--json"],
+    env: { MURMUR_HOME: home },
+    readyMs: 30_000,
+    removeOnClose: [dir],
+  });
+  const ready = capsule.ready as unknown as { url: string; session_id: string };
+  const pane = await startPane(murArgv(["attach", "--session", ready.session_id]), {
+    MURMUR_HOME: home,
+    NO_COLOR: "1",
+  });
+  try {
+    await pane.waitFor(/\[murmur\] attached to ses_\w+ at localhost:\d+: type a line/);
+
+    // A line with nothing waiting is a new task.
+    await pane.type("please deploy the site");
+    await pane.waitFor(/\[murmur\] sent tsk (\w{6}): /);
+    let screen = await pane.waitFor(/waits for input: type the answer/);
+    assert.match(screen, /\[tsk \w{6}\] \[input-required\] Which branch should I deploy\?/);
+
+    // The next line answers the question.
+    await pane.type("main ✓");
+    screen = await pane.waitFor(/\[tsk \w{6}\] \[completed\]\n {2}Deployed the branch\./);
+    assert.match(screen, /\[murmur\] answered tsk \w{6}/);
+    assert.match(screen, /\[artifact\] tool: request-input \[ok, \d+ms\] \| main ✓/);
+
+    // Nothing waits now: a line is a follow-up in the conversation shown last.
+    await pane.type("and then?");
+    screen = await pane.waitFor(/\[completed\]\n {2}Followed up: ж✓/);
+    assert.match(screen, /\[murmur\] sent tsk \w{6} \(a follow-up in ctx_\w+\)/);
+
+    // A running task, canceled from the terminal.
+    await pane.type("a slow job");
+    await pane.waitFor(/starting a long job/);
+    await pane.type("/cancel");
+    screen = await pane.waitFor(/\[murmur\] canceled tsk \w{6}/);
+    await pane.waitFor(/\[tsk \w{6}\] \[canceled\]/);
+
+    // The commands with nothing to act on, and one that does not exist, say so.
+    await pane.type("/approve");
+    await pane.waitFor(/\[murmur\] no call waits for approval/);
+    await pane.type("/cancel");
+    await pane.waitFor(/\[murmur\] no task is running/);
+    await pane.type("/frobnicate");
+    await pane.waitFor(
+      /\[murmur\] unknown command \/frobnicate: \/approve, \/deny \[reason\], \/cancel, \/quit/,
+    );
+
+    await pane.type("/quit");
+    await pane.waitFor(/^EXIT=0$/m);
+
+    // What the door holds: the answer reached the first task; the follow-up shares its context.
+    const listed = await rpc(ready.url, "ListTasks", {}) as { result: { tasks: Task[] } };
+    const tasks = listed.result.tasks.slice().reverse(); // oldest first
+    assert.deepEqual(tasks.map((t) => t.status.state), [
+      "TASK_STATE_COMPLETED",
+      "TASK_STATE_COMPLETED",
+      "TASK_STATE_CANCELED",
+    ]);
+    assert.equal(
+      tasks[1].contextId,
+      tasks[0].contextId,
+      "the follow-up continues the conversation",
+    );
+    assert.equal(tasks[2].contextId, tasks[0].contextId);
+    // The session keeps running after /quit.
+    const card = await fetch(`http://${ready.url}/.well-known/agent-card.json`);
+    assert.equal(card.status, 200);
+    await card.body?.cancel();
+
+    // Attached again: the replay retells the answered question, which is not announced as
+    // waiting; a new question is (and, the stream being in order, the replay is behind it then).
+    const again = await startPane(murArgv(["attach", "-s", ready.session_id.slice(-8)]), {
+      MURMUR_HOME: home,
+      NO_COLOR: "1",
+    });
+    try {
+      await again.waitFor(/\[murmur\] attached to /);
+      await again.type("deploy again please");
+      screen = await again.waitFor(/waits for input: type the answer/);
+      assert.equal(screen.match(/waits for input/g)?.length, 1, screen);
+      const asked = /\[murmur\] sent tsk (\w{6})/.exec(screen)![1];
+      assert.match(screen, new RegExp(`\\[murmur\\] tsk ${asked} waits for input`));
+      await again.type("/quit");
+      await again.waitFor(/^EXIT=0$/m);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await pane.close();
+    await capsule.close();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+});
