@@ -17,6 +17,7 @@ import { resolveSession } from "./session_address.ts";
 import { TASK_ID, TASK_SUFFIX, taskBySuffix, taskHint } from "./task_address.ts";
 
 export const APPROVAL_FLAGS = {
+  session: { type: "string", short: "s" },
   url: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -41,7 +42,7 @@ interface Pending {
 }
 
 interface Asked {
-  values: { url?: string; json?: boolean; help?: boolean; reason?: string };
+  values: { session?: string; url?: string; json?: boolean; help?: boolean; reason?: string };
   /** The session address, when given. */
   session?: string;
   /** The task (lower case), when given; absent: the one task waiting for an approval. */
@@ -60,26 +61,40 @@ function readArgs(command: "approve" | "deny", args: string[], usage: string): A
   const values = parsed.values as Asked["values"];
   const p = parsed.positionals;
   if (values.help) return { values };
-  const max = values.url === undefined ? 2 : 1;
-  if (p.length > max) {
+  if (values.session !== undefined && values.url !== undefined) {
+    throw usageError(command, "give --session or --url, not both", usage);
+  }
+  // The session by --session (as mur send and mur answer name it) or as the first argument.
+  const named = values.url !== undefined || values.session !== undefined;
+  if (p.length > (named ? 1 : 2)) {
     throw usageError(
       command,
-      values.url === undefined
-        ? "give at most a SESSION and a TASK"
-        : "with --url, give only the TASK",
+      named ? "with --session or --url, give only the TASK" : "give at most a SESSION and a TASK",
       usage,
     );
   }
+  if (values.session !== undefined) return withTask(command, values, values.session, p[0], usage);
   if (p.length === 1 && values.url === undefined && SESSION_ONLY.test(p[0])) {
     return { values, session: p[0] };
   }
-  const task = p.at(-1);
+  return withTask(command, values, p.length === 2 ? p[0] : undefined, p.at(-1), usage);
+}
+
+/** The arguments with TASK checked: a tsk_ id or a label (E-CLI-003 otherwise). */
+function withTask(
+  command: string,
+  values: Asked["values"],
+  session: string | undefined,
+  task: string | undefined,
+  usage: string,
+): Asked {
   if (
-    task !== undefined && !TASK_ID.test(task.toLowerCase()) && !TASK_SUFFIX.test(task.toLowerCase())
+    task !== undefined && !TASK_ID.test(task.toLowerCase()) &&
+    !TASK_SUFFIX.test(task.toLowerCase())
   ) {
     throw badValue(command, "TASK", task, "a tsk_ id or 4 to 32 of its last hex digits", usage);
   }
-  return { values, session: p.length === 2 ? p[0] : undefined, task: task?.toLowerCase() };
+  return { values, session, task: task?.toLowerCase() };
 }
 
 /** `mur approve|deny`: parse, answer, print. Exit 0 when the door took the answer. */

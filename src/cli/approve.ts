@@ -12,6 +12,8 @@ runs and the task goes on. Only the session's operator token may answer; mur rea
 running record.
 
   SESSION          @N (N-th newest, default @1), a full ses_ id, or a unique suffix of 4+ characters
+  -s, --session SESSION
+                   the same, as mur send and mur answer name it
   TASK             a full tsk_ id, or its label: the 6 hex digits mur watch shows as [tsk a1b2c3]
                    (any 4+ of its last digits); left out: the one task waiting for an approval
   --url HOST:PORT  answer at this door instead; presents $MURMUR_DOOR_TOKEN when set

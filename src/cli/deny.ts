@@ -13,6 +13,8 @@ does not run, and the model reads "denied by the operator: TEXT" as its result a
 the session's operator token may answer; mur reads it from the running record.
 
   SESSION          @N (N-th newest, default @1), a full ses_ id, or a unique suffix of 4+ characters
+  -s, --session SESSION
+                   the same, as mur send and mur answer name it
   TASK             a full tsk_ id, or its label: the 6 hex digits mur watch shows as [tsk a1b2c3]
                    (any 4+ of its last digits); left out: the one task waiting for an approval
   --reason TEXT    why, for the model to read (and the trace's approval_resolved line)

@@ -69,11 +69,14 @@ Deno.test("mur approve / mur deny: by label, by id or the one waiting, text and 
     const bad = await runMur(["approve", label, "--reason", "x"], env);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /^error\[E-CLI-002\]: mur approve: /);
+    const both = await runMur(["approve", "--session", "@1", "--url", cap.ready.url, label], env);
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /give --session or --url, not both/);
 
-    const ok = await runMur(["approve", label], env);
+    const ok = await runMur(["approve", "--session", "@1", label], env);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, `approved ${one.id}: bash echo ✓ one > one.txt\n`);
-    assert.match(ok.stderr, new RegExp(`follow it: .*watch --task ${label}\\n$`));
+    assert.match(ok.stderr, new RegExp(`follow it: .*watch @1 --task ${label}\\n$`));
     await waitTask(cap.base, one.id, ended, 15_000, op);
     assert.equal(await Deno.readTextFile(`${wd}/one.txt`), "✓ one\n");
 
