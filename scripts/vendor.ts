@@ -12,10 +12,12 @@
  *   zod   95 files through Deno's npm resolution, the only npm package `mur run` loaded at
  *         start: one file instead cut an idle capsule's RSS by about 4.4 MiB (70.2 → 65.8 MiB).
  *         Without its `locales` namespace (the messages of 48 languages; mur's are the English
- *         ones, which zod sets itself in classic/schemas.js) the file is 398K characters, not 763K:
- *         half of what `mur run` parsed at start, about 2 MiB of an idle capsule's RSS and 3 % of
- *         its start (docs/benchmarks.md "Cost per session"). Its types still name `z.locales`:
- *         tests/manifest/vendored_zod_test.ts checks that no module of mur's uses it.
+ *         ones, which zod sets itself in classic/schemas.js) the file was 398K characters, not
+ *         763K. Now `z` holds only what mur uses (ZOD_KEPT) and the bundler leaves out the rest
+ *         (JSON Schema, coerce, iso, the other schema kinds): about 200K characters, and
+ *         evaluating it at start about 21 against 29 ms of a process's CPU (docs/benchmarks.md
+ *         "Cost per session"). Its types are still the whole package's:
+ *         tests/manifest/vendored_zod_test.ts checks that every `z.<name>` mur writes is kept.
  *
  * Each file's first line points its types at the npm package (`@ts-self-types`), so `deno check`
  * reads the package's own declarations. tests/manifest/vendored_yaml_test.ts and
@@ -39,6 +41,12 @@ export interface Vendored {
    * package is bundled as it is.
    */
   without?: { files: string[]; omit: RegExp; what: string };
+  /**
+   * Instead of the whole entry: one namespace object `name` holding only these exports of the
+   * module `from` (package-relative), so the bundler leaves out every part of the package no kept
+   * export reaches.
+   */
+  only?: { name: string; from: string; keep: readonly string[]; what: string };
 }
 
 export const YAML: Vendored = {
@@ -47,15 +55,49 @@ export const YAML: Vendored = {
   entry: "browser/index.js",
   credit: "ISC, Eemeli Aro",
 };
+/**
+ * What of `z` mur uses at run time (src/, tests/, scripts/): tests/manifest/vendored_zod_test.ts
+ * checks that every `z.<name>` they write is kept or only a type (`z.infer`, `z.core.$ZodIssue`).
+ */
+export const ZOD_KEPT = [
+  "array",
+  "boolean",
+  "discriminatedUnion",
+  "enum",
+  "lazy",
+  "literal",
+  "looseObject",
+  "number",
+  "object",
+  "preprocess",
+  "record",
+  "strictObject",
+  "string",
+  "union",
+  "unknown",
+  "NEVER",
+  "ZodArray",
+  "ZodEnum",
+  "ZodError",
+  "ZodLazy",
+  "ZodObject",
+  "ZodOptional",
+  "ZodPipe",
+  "ZodRecord",
+  "ZodType",
+] as const;
+
 export const ZOD: Vendored = {
   name: "zod",
   version: "4.6.7",
   entry: "index.js",
   credit: "MIT, Colin McDonnell",
-  without: {
-    files: ["index.js", "v4/classic/external.js", "v4/core/index.js"],
-    omit: /^export \* as locales from "\.\.\/locales\/index\.js";\n/m,
-    what: "its locales namespace (z.locales, z.core.locales)",
+  only: {
+    name: "z",
+    from: "v4/classic/external.js",
+    keep: ZOD_KEPT,
+    what: "only the parts of `z` mur uses (scripts/vendor.ts ZOD_KEPT; no locales, JSON Schema, " +
+      "coerce, iso)",
   },
 };
 export const VENDORED = [YAML, ZOD];
@@ -88,6 +130,17 @@ async function packageDir(p: Vendored): Promise<string> {
  * package, or at the copy of a file that is copied too.
  */
 async function entryFile(p: Vendored, dir: string, tmp: string): Promise<string> {
+  if (p.only) {
+    const { name, from, keep } = p.only;
+    const local = (k: string) => `${k}_`;
+    await Deno.mkdir(tmp, { recursive: true });
+    await Deno.writeTextFile(
+      `${tmp}/${p.entry}`,
+      `import { ${keep.map((k) => `${k} as ${local(k)}`).join(", ")} } from "${dir}/${from}";\n` +
+        `export const ${name} = { ${keep.map((k) => `${k}: ${local(k)}`).join(", ")} };\n`,
+    );
+    return `${tmp}/${p.entry}`;
+  }
   if (!p.without) return `${dir}/${p.entry}`;
   const { files, omit } = p.without;
   for (const file of files) {
@@ -125,7 +178,9 @@ export async function vendoredText(p: Vendored): Promise<{ text: string; dir: st
     }
     const text = `// @ts-self-types="npm:${p.name}@${p.version}"\n` +
       `// ${p.name} ${p.version} (${p.credit}: vendor/${p.name}/LICENSE), its ES build bundled ` +
-      `into one module by scripts/vendor.ts${p.without ? `, without ${p.without.what}` : ""}. ` +
+      `into one module by scripts/vendor.ts${p.without ? `, without ${p.without.what}` : ""}${
+        p.only ? `, ${p.only.what}` : ""
+      }. ` +
       `Do not edit: run that script.\n` + code;
     return { text, dir };
   } finally {

@@ -259,7 +259,9 @@ export async function idleMemory(ctx: ScaleCtx, dir: string): Promise<void> {
       'Idle memory and start: kept, each measured (docs/benchmarks.md "Cost per session"): ' +
         "mur runs as a bundle (scripts/bundle.ts: no TypeScript emit, no inline source maps; " +
         "the modules loaded on first use are chunks of it), run with no config file; the " +
-        "vendored zod has no locales namespace. Tried and not kept: the compiler options that " +
+        "vendored zod holds only the parts of `z` mur uses; an idle capsule collects once after " +
+        "5 s with nothing to do (src/session/idle_collect.ts, the reason the rows without a forced " +
+        "GC read close to these). Tried and not kept: the compiler options that " +
         "would drop the source maps from source (Deno 2 ignores them), V8 flags " +
         "(`--lite-mode`, a smaller young generation, no code cache), the vendored packages " +
         "minified, zod's compiled fast path turned off for the manifest, and the bundle's " +

@@ -618,7 +618,11 @@ async function queued(ctx: ScaleCtx, dir: string): Promise<void> {
 }
 
 /** Spawn (on core 0 when pinning) → exit, ms; throws when it fails. */
-async function timeToExit(cmd: string[], env?: Record<string, string>): Promise<number> {
+async function timeToExit(
+  cmd: string[],
+  env?: Record<string, string>,
+  ok: readonly number[] = [0],
+): Promise<number> {
   const argv = canPin() ? ["taskset", "-c", "0", ...cmd] : cmd;
   const t0 = performance.now();
   const out = await new Deno.Command(argv[0], {
@@ -629,7 +633,7 @@ async function timeToExit(cmd: string[], env?: Record<string, string>): Promise<
     stderr: "piped",
   }).output();
   const ms = performance.now() - t0;
-  if (!out.success) {
+  if (!ok.includes(out.code)) {
     throw new Error(
       `${cmd.slice(3).join(" ")}: exit ${out.code}: ${
         new TextDecoder().decode(out.stderr).slice(0, 200)
@@ -651,6 +655,8 @@ const COMMAND_STARTS: {
   label: string;
   args: (c: { url: string; sessionDir: string }) => string[];
   to: "exit" | "first line";
+  /** Exit codes that count as a run (default 0). */
+  ok?: readonly number[];
 }[] = [
   { key: "ps", label: "`mur ps`, spawn → exit", args: () => ["ps"], to: "exit" },
   {
@@ -664,6 +670,19 @@ const COMMAND_STARTS: {
     label: "`mur trace show <session dir>`, spawn → exit",
     args: (c) => ["trace", "show", c.sessionDir],
     to: "exit",
+  },
+  {
+    key: "send",
+    label: "`mur send --url … TEXT`, spawn → exit (the task taken)",
+    args: (c) => ["send", "--url", c.url, "cold start"],
+    to: "exit",
+  },
+  {
+    key: "approve",
+    label: "`mur approve --url … TASK`, spawn → exit (refused: nothing waits for approval)",
+    args: (c) => ["approve", "--url", c.url, `tsk_${"0".repeat(32)}`],
+    to: "exit",
+    ok: [1],
   },
   // The floor of every command: main.js and its usage text (`--version` would time `git rev-parse` too).
   { key: "help", label: "`mur --help`, spawn → exit", args: () => ["--help"], to: "exit" },
@@ -724,7 +743,7 @@ export async function coldStart(ctx: ScaleCtx, dir: string): Promise<void> {
         for (const c of COMMAND_STARTS) {
           t.empty.push(await timeToExit([Deno.execPath(), "run", "-A", empty]));
           const cmd = [Deno.execPath(), "run", "-A", ...entryArgs(MAIN), ...c.args(at)];
-          if (c.to === "exit") t[c.key].push(await timeToExit(cmd, env));
+          if (c.to === "exit") t[c.key].push(await timeToExit(cmd, env, c.ok));
           else {
             const w = await spawnReady({
               name: `mur ${c.key} (cold)`,

@@ -210,6 +210,8 @@ async function runToEnd(c: Capsule, stopMore: () => Promise<void>): Promise<Sess
     c.lock.release();
     c.toolbox.detached.releaseAll();
     await c.mcp?.close();
+    // After every process it contained (MCP servers included) has gone.
+    c.closeContainment();
     await c.driver.close?.();
   }
   // A fault while the session closed (door, driver) still makes the run a failure.

@@ -41,6 +41,7 @@ import { watchFaults } from "./run_endings.ts";
 import {
   chooseContainment,
   type ContainmentChoice,
+  type ContainmentRuntime,
   containmentRuntime,
 } from "../containment/launch.ts";
 import type { ContainmentPolicy } from "../containment/policy.ts";
@@ -80,6 +81,8 @@ export interface Capsule {
   mcp: SourcesLaunch | null;
   /** The class the session's processes run under, and the `-v` line saying so. */
   containment: ContainmentChoice;
+  /** Removes the containment's files and pids group once the session has ended. */
+  closeContainment(): void;
 }
 
 /** What the launch brings besides its plan. */
@@ -91,6 +94,8 @@ export interface AssemblyInputs {
 const env = (name: string) => Deno.env.get(name);
 const warn = (line: string) => console.error(line);
 
+// Why long: the launch's order is the point (what a failure leaves behind, module doc), one step a
+// line or two; split, the order would be spread over several functions.
 export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs): Promise<Capsule> {
   const { manifest } = plan;
   // A per-turn driver is made before the workdir, so a bad one leaves none behind; a harness
@@ -104,7 +109,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // when the session ends, and on every other way out of the process (the unload event).
   const { workdir, lock } = await openWorkdir(manifest, sessionId, plan.workdirArg);
   globalThis.addEventListener("unload", () => lock.release());
-  const policy = await containmentPolicy(choice, manifest, sessionId, workdir);
+  const contained = await containmentPolicy(choice, manifest, sessionId, workdir);
+  const policy = contained.policy;
   const otel = await otelExport(manifest, () => session);
   const driver = turnDriver ?? await createDriver(manifest, {
     workdir: workdir.root,
@@ -112,9 +118,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     telemetry: otel ? (taskId) => otel.harnessTelemetry(taskId) : undefined,
   });
   const taskText = await launchTask(plan, workdir);
-  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
-  const mcp = await sourcesFor(plan, workdir);
-  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  const { staged, toolbox, mcp } = await toolsFor(plan, workdir, sessionId, policy);
   const sessionTools = new Map<string, Tool>();
   let push: PushNotifications | null = null;
   const session: Session = buildSession(plan, {
@@ -134,11 +138,7 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // No silent death (docs/running.md): from here on, an error nobody caught ends the
   // session as every other way out does.
   const afterFault = watchFaults(session);
-  if (plan.debugSubscriptions) {
-    // A debug line per change of the live subscription count (stream connections, SendMessage
-    // waits): what the reliability suite reads to prove disconnects leak nothing.
-    session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
-  }
+  if (plan.debugSubscriptions) debugSubscriptions(session);
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
   await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
@@ -174,7 +174,29 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
     murmurMd,
     mcp,
     containment: choice,
+    closeContainment: contained.close,
   };
+}
+
+/**
+ * A debug line per change of the live subscription count (stream connections, SendMessage
+ * waits): what the reliability suite reads to prove disconnects leak nothing.
+ */
+function debugSubscriptions(session: Session): void {
+  session.log.onSubscriptionCount = (n) => console.error(`debug: subscriptions ${n}`);
+}
+
+/** The staged tools, and the manifest's tool sources (docs/mcp.md) added to the toolbox. */
+async function toolsFor(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  sessionId: string,
+  policy: ContainmentPolicy | undefined,
+) {
+  const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
+  const mcp = await sourcesFor(plan, workdir);
+  for (const source of mcp?.sources ?? []) toolbox.addSource(source);
+  return { staged, toolbox, mcp };
 }
 
 /** The policy every process of the session runs under; its files go when the process ends. */
@@ -183,7 +205,7 @@ async function containmentPolicy(
   manifest: Manifest,
   sessionId: string,
   workdir: Workdir,
-): Promise<ContainmentPolicy | undefined> {
+): Promise<ContainmentRuntime> {
   const contained = await containmentRuntime(
     choice,
     manifest.containment ?? containmentConfig({}),
@@ -194,8 +216,9 @@ async function containmentPolicy(
       readOnly: manifest.capabilities.filesystem.readOnly,
     },
   );
+  // Removed when the session ends (run.ts), and on any other way out that unloads.
   globalThis.addEventListener("unload", () => contained.close());
-  return contained.policy;
+  return contained;
 }
 
 /**

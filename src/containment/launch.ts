@@ -143,6 +143,8 @@ export async function containmentRuntime(
   const net = allow.length ? await openBridges(allow, dir) : null;
   const w = paths.workdir;
   const under = (rel: string) => (rel === "." ? w : `${w}/${rel}`);
+  // The scope is made if it is not there: a missing one would leave nothing writable.
+  await Deno.mkdir(under(config.scope), { recursive: true });
   const home = Deno.env.get("HOME");
   const policy: ContainmentPolicy = {
     cls: choice.achieved,
@@ -160,7 +162,8 @@ export async function containmentRuntime(
       `${paths.manifestDir}/workdir`,
       `${w}/.murmur`,
     ],
-    shown: [paths.manifestDir],
+    // The workdir itself read-only (it may sit under a hidden folder), the scope bound over it.
+    shown: [paths.manifestDir, w],
     noNetwork: config.networkAllow !== null,
     bridges: net?.bridges ?? [],
     hostsFile: net?.hostsFile ?? null,

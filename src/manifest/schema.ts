@@ -421,9 +421,9 @@ const spawnAllow = () =>
   });
 
 /** `exports:` (docs/door.md "Peer tasks and trust"): what the capsule offers other capsules. */
-const exportsSchema = mapping({
+const exportsSchema = section(() => ({
   peer_tasks: mapping({ accept: bool().optional() }).optional(),
-});
+}));
 
 /** Publishing to Redis for `mur edge` (docs/edge.md; src/cluster/). */
 const clusterSchema = section(() => ({

@@ -173,8 +173,9 @@ export class Session {
   /** Writes session_start and runs on-session-start hooks. */
   async begin(fields: Partial<TraceFieldsOf["session_start"]> = {}): Promise<void> {
     this.#started = this.#clock();
+    const start = await sessionStartFields(this.#opts);
     this.#sessionEvt = this.trace.write("session_start", null, {
-      ...sessionStartFields(this.#opts),
+      ...start,
       ...fields,
     });
     await this.#opts.hooks.sessionStart(sessionStartEvent(this.#opts));

@@ -147,3 +147,91 @@ Deno.test("mur attach under tmux: type a task, answer its question, follow up in
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
 });
+
+const APPROVALS_MANIFEST = `name: guarded
+version: "0.1.0"
+inference:
+  transport: http
+  driver: scripted
+  script: script.yaml
+  max_turns: 4
+lifecycle:
+  task_acceptance: queue
+  queue_depth: 4
+  after_task: sleep
+capabilities:
+  shell:
+    allow: [bash]
+approvals:
+  tools:
+    bash: { approve: ask, commands: ["echo *"] }
+`;
+
+const APPROVALS_SCRIPT = `tasks:
+  - match: "approve"
+    turns:
+      - steps:
+          - tool_call: {id: t1, name: bash, input: {command: "echo ran-after-approval ✓"}}
+      - steps:
+          - text: "Pushed."
+  - match: "deny"
+    turns:
+      - steps:
+          - tool_call: {id: t2, name: bash, input: {command: "echo must-not-run"}}
+      - steps:
+          - text: "Understood, not pushed."
+`;
+
+Deno.test("mur attach under tmux: /approve runs the waiting call, /deny [reason] refuses it and the model reads why", async () => {
+  const home = await tempHome();
+  const dir = await Deno.makeTempDir({ prefix: "mur-attach-approve-" });
+  await Deno.writeTextFile(`${dir}/murmur.yaml`, APPROVALS_MANIFEST);
+  await Deno.writeTextFile(`${dir}/script.yaml`, APPROVALS_SCRIPT);
+  const capsule = await startMur({
+    args: ["run", "--manifest", dir, "--json"],
+    env: { MURMUR_HOME: home },
+    readyMs: 30_000,
+    removeOnClose: [dir],
+  });
+  const ready = capsule.ready as unknown as { url: string; session_id: string };
+  const pane = await startPane(murArgv(["attach"]), { MURMUR_HOME: home, NO_COLOR: "1" });
+  try {
+    await pane.waitFor(/\[murmur\] attached to /);
+    await pane.type("approve the push");
+    let screen = await pane.waitFor(/asks to approve bash: \/approve or \/deny \[reason\]/);
+    const first = /\[murmur\] sent tsk (\w{6})/.exec(screen)![1];
+    await pane.type("/approve");
+    screen = await pane.waitFor(/\[completed\]\n {2}Pushed\./);
+    assert.match(screen, new RegExp(`\\[murmur\\] approved tsk ${first}`));
+    assert.match(screen, /\[artifact\] tool: bash \[ok, exit 0, \d+ms\] \| /);
+    assert.match(screen, /\n {2}ran-after-approval ✓\n/, "the approved call ran");
+
+    await pane.type("deny the push");
+    screen = await pane.waitFor(
+      /sent tsk \w{6}[^\n]*\n(.*\n)*.*asks to approve bash[^\n]*\n(.*\n)*.*asks to approve bash/,
+    );
+    await pane.type("/deny not on a Friday");
+    screen = await pane.waitFor(/\[completed\]\n {2}Understood, not pushed\./);
+    assert.match(screen, /\[murmur\] denied tsk \w{6}/);
+    assert.doesNotMatch(screen, /\n {2}must-not-run\n/, "the denied call did not run");
+    await pane.type("/quit");
+    await pane.waitFor(/^EXIT=0$/m);
+
+    // The door's record of the second task: the call was refused with the reason the model read.
+    const listed = await rpc(ready.url, "ListTasks", { includeArtifacts: true }) as {
+      result: { tasks: Task[] };
+    };
+    assert.deepEqual(listed.result.tasks.map((t) => t.status.state), [
+      "TASK_STATE_COMPLETED",
+      "TASK_STATE_COMPLETED",
+    ]);
+    const trace = await Deno.readTextFile(
+      `${dir}/workdir/${ready.session_id}/trace.jsonl`,
+    );
+    assert.match(trace, /not on a Friday/);
+  } finally {
+    await pane.close();
+    await capsule.close();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+});

@@ -111,10 +111,13 @@ Deno.test("lazy graph: mur run reaches no Redis client, with cluster: or without
   }
 });
 
-Deno.test("lazy graph: mur ps, watch and trace load no schema library (the vendored zod)", async () => {
+Deno.test("lazy graph: mur ps, watch, trace and the steering commands load no schema library (the vendored zod)", async () => {
   // Evaluating the vendored zod is about 10 ms of CPU: `mur trace show` took 2.0× an empty
   // script with it (docs/benchmarks.md "Cost per session").
-  for (const entry of ["main.ts", "src/cli/ps.ts", "src/cli/watch.ts", "src/cli/trace.ts"]) {
+  const steering = ["send", "answer", "approve", "deny", "attach"].map((c) => `src/cli/${c}.ts`);
+  for (
+    const entry of ["main.ts", "src/cli/ps.ts", "src/cli/watch.ts", "src/cli/trace.ts", ...steering]
+  ) {
     const g = await walked(entry);
     assert.deepEqual([...g.keys()].filter((s) => s.endsWith("/vendor/zod/zod.js")), [], entry);
   }

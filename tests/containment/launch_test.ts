@@ -313,3 +313,52 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "containment: filesystem.scope is the only writable part of the workdir (made when missing); the rest reads but refuses writes",
+  ignore: host.reach === "advisory",
+  fn: async () => {
+    const dir = await capsule(
+      "  script: script.yaml\ncontainment: scoped\ncapabilities:\n  shell:\n    allow: [bash]\n  filesystem:\n    scope: out\n",
+    );
+    const call = (id: string, command: string) => ({
+      steps: [{ tool_call: { id, name: "bash", input: { command: `(${command}) 2>&1` } } }],
+    });
+    await Deno.writeTextFile(
+      `${dir}/script.yaml`,
+      JSON.stringify({
+        tasks: [{
+          turns: [
+            call("in", "echo kept > out/kept.txt && cat out/kept.txt"),
+            call("root", "echo no > root.txt; cat task.md"),
+            { steps: [{ text: "done" }] },
+          ],
+        }],
+      }),
+    );
+    const end = await runMur({
+      args: ["run", "--manifest", dir, "--task", "hello"],
+      env: { ...baseEnv(), MURMUR_HOME: `${dir}/home` },
+      clearEnv: true,
+    }, 60_000);
+    try {
+      assert.equal(end.code, 0, end.stderr);
+      checkScope(dir);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+function checkScope(dir: string): void {
+  const ses = [...Deno.readDirSync(`${dir}/workdir`)][0].name;
+  const wd = `${dir}/workdir/${ses}`;
+  assert.equal(Deno.readTextFileSync(`${wd}/out/kept.txt`), "kept\n");
+  assert.ok(!exists(`${wd}/root.txt`));
+  const record = [...Deno.readDirSync(`${wd}/conversation`)].map((f) =>
+    Deno.readTextFileSync(`${wd}/conversation/${f.name}`)
+  ).join("");
+  assert.match(record, /root\.txt: Read-only file system/);
+  assert.match(record, /Read-only file system\\nhello/, "the rest of the workdir reads");
+}

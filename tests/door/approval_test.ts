@@ -309,7 +309,8 @@ Deno.test("approvals: a public door takes the answer from any caller but one nam
   const cap = await startCapsule({
     manifest: manifest({
       hooks: [{ name: "notify", binding: "on-approval", command: ["./notify.sh"] }],
-      // Peers may send tasks here (docs/door.md "Peer tasks and trust"), yet never approve.
+      // Peers' tasks accepted, so a peer's answer passes the door's consent and meets the
+      // approval's own rule (without consent the gate refuses it first: docs/door.md).
       exports: { peer_tasks: { accept: true } },
     }),
     script: script(),

@@ -37,6 +37,7 @@ export async function startPane(argv: string[], env: Record<string, string>): Pr
   const line = `env ${vars} ${argv.map(quote).join(" ")}; echo EXIT=$?; sleep 600`;
   await tmux(socket, "-f", "/dev/null", "new-session", "-d", "-x", "160", "-y", "50", line);
   const pid = Number((await tmux(socket, "display-message", "-p", "#{pane_pid}")).trim());
+  const socketPath = (await tmux(socket, "display-message", "-p", "#{socket_path}")).trim();
   const screen = () => tmux(socket, "capture-pane", "-p", "-J", "-S", "-2000");
   return {
     async type(text) {
@@ -59,6 +60,8 @@ export async function startPane(argv: string[], env: Record<string, string>): Pr
         killTree(pid);
       } catch { /* already gone */ }
       await tmux(socket, "kill-server").catch(() => {});
+      // The server leaves its socket file behind when killed.
+      await Deno.remove(socketPath).catch(() => {});
     },
   };
 }

@@ -9,7 +9,7 @@ import { deepStrictEqual as assertEquals, notDeepStrictEqual } from "node:assert
 import fc from "fast-check";
 import { z as vendored } from "zod";
 import { z as npm } from "zod-npm";
-import { ZOD } from "../../scripts/vendor.ts";
+import { ZOD, ZOD_KEPT } from "../../scripts/vendor.ts";
 
 type Z = typeof npm;
 
@@ -79,18 +79,34 @@ Deno.test("the vendored zod is the version deno.json's zod-npm pins", async () =
   assertEquals(denoJson.imports["zod"], "./vendor/zod/zod.js");
   const head = await Deno.readTextFile(new URL("../../vendor/zod/zod.js", import.meta.url));
   assertEquals(head.split("\n")[0], `// @ts-self-types="npm:zod@${ZOD.version}"`);
-  // Every export but the one scripts/vendor.ts leaves out (ZOD.without).
-  const npmKeys = Object.keys(npm).filter((k) => k !== "locales").sort();
-  assertEquals(Object.keys(vendored).sort(), npmKeys);
-  assertEquals(
-    Object.keys(vendored.core).sort(),
-    Object.keys(npm.core).filter((k) => k !== "locales").sort(),
-  );
+  // The exports scripts/vendor.ts keeps (ZOD_KEPT), each the npm package's own kind of thing.
+  assertEquals(Object.keys(vendored).sort(), [...ZOD_KEPT].sort());
+  for (const k of ZOD_KEPT) assertEquals(typeof vendored[k], typeof npm[k], k);
+});
+
+/** Members of `z` that mur's code names only as types: the namespace need not hold them. */
+const TYPE_ONLY = ["infer", "input", "output", "ZodRawShape", "core"];
+
+Deno.test("every z.<name> mur's code and tests write is kept, or only a type", async () => {
+  const missing = new Set<string>();
+  for (const root of ["../../src/", "../../main.ts", "../../tests/", "../../scripts/"]) {
+    for await (const file of tsFiles(new URL(root, import.meta.url))) {
+      const text = await Deno.readTextFile(file);
+      if (!/from "zod"/.test(text)) continue;
+      for (const m of text.matchAll(/(?<![\w.$])z\.([A-Za-z_$][\w$]*)/g)) {
+        const name = m[1];
+        if (!(ZOD_KEPT as readonly string[]).includes(name) && !TYPE_ONLY.includes(name)) {
+          missing.add(`${name} (${file.pathname.split("/").slice(-2).join("/")})`);
+        }
+      }
+    }
+  }
+  // The locales are named here on purpose (below), as what is not there.
+  assertEquals([...missing].filter((m) => !m.startsWith("locales ")), []);
 });
 
 Deno.test("the vendored zod has no locales, and no module of mur's asks for them", async () => {
   assertEquals("locales" in vendored, false);
-  assertEquals("locales" in vendored.core, false);
   assertEquals("locales" in npm, true);
   // Its types (the npm package's) still name z.locales: a use would type-check and then fail.
   const uses: string[] = [];

@@ -55,6 +55,7 @@ Deno.test("door methods, a delegation's requests and an MCP call reach the colle
         name: "child",
         version: "0.1.0",
         inference: { transport: "http", driver: "scripted", script: "script.yaml" },
+        exports: { peer_tasks: { accept: true } }, // takes its starter's task (docs/door.md)
       }),
       "child/script.yaml": stringify({
         tasks: [{ turns: [{ steps: [{ text: "CHILD summary" }] }] }],

@@ -11,6 +11,7 @@ import { type Mur, runMur, startMur as startCli } from "../helpers/mur.ts";
 import { RawSse } from "../helpers/raw_sse.ts";
 import { pidAlive, startMur, waitFor } from "./helpers/mur.ts";
 import { report } from "./helpers/rand.ts";
+import { hostPidsWith, sleepMarker } from "../helpers/host_pids.ts";
 
 let faults = 0;
 type J = Record<string, unknown>;
@@ -156,6 +157,7 @@ Deno.test("faults: SIGKILL mid-task — every watcher exits 1 with E-IO-003, --r
 });
 
 Deno.test("faults: a tool that crashes is a result; a tool that hangs is canceled and killed; the session goes on", async () => {
+  const toolMarker = sleepMarker();
   const tool = (name: string, file: string) => ({
     name,
     description: name,
@@ -171,7 +173,8 @@ Deno.test("faults: a tool that crashes is a result; a tool that hangs is cancele
     },
     files: {
       "tools/crash.sh": "#!/bin/sh\necho partial output\nkill -SEGV $$\n",
-      "tools/hang.sh": "#!/bin/sh\necho $$ > hang.pid\nexec sleep 1000\n",
+      // The marker finds it from the host, whatever pid namespace it runs in (host_pids.ts).
+      "tools/hang.sh": `#!/bin/sh\necho $$ > hang.pid\nexec sleep 1000 ${toolMarker}\n`,
     },
     script: {
       tasks: [
@@ -210,7 +213,9 @@ Deno.test("faults: a tool that crashes is a result; a tool that hangs is cancele
     assert.equal(crashed.task.artifacts?.[0].parts[0].text, "survived the crash");
 
     const hanging = await send("hang", false);
-    hung = await readPid(`${mur.ready.workdir}/hang.pid`);
+    await readPid(`${mur.ready.workdir}/hang.pid`);
+    await waitFor("the hung tool on the host", () => hostPidsWith(toolMarker).length === 1, 15_000);
+    hung = hostPidsWith(toolMarker)[0];
     faults++;
     // CancelTask answers without waiting on the tool (which would sleep 1000 s): the rpc is
     // bounded (15 s), so a cancel that waited fails here.
@@ -287,6 +292,7 @@ Deno.test("faults: a harness that crashes fails its task; one that hangs is canc
 });
 
 Deno.test("faults: hooks that hang are killed at their deadline; an on-shell policy hook fails closed and the task completes", async () => {
+  const hookMarker = sleepMarker();
   const mur = await startMur({
     manifest: {
       name: "hooks",
@@ -310,7 +316,8 @@ Deno.test("faults: hooks that hang are killed at their deadline; an on-shell pol
       ],
     },
     files: {
-      "hooks/hang.sh": '#!/bin/sh\necho $$ >> "$MURMUR_WORKDIR/hook.pids"\nexec sleep 1000\n',
+      "hooks/hang.sh":
+        `#!/bin/sh\necho $$ >> "$MURMUR_WORKDIR/hook.pids"\nexec sleep 1000 ${hookMarker}\n`,
     },
     script: {
       tasks: [{
@@ -343,7 +350,8 @@ Deno.test("faults: hooks that hang are killed at their deadline; an on-shell pol
       Number,
     );
     assert.ok(pids.length >= 2, `hook pids ${pids}`);
-    for (const p of pids) assert.ok(!pidAlive(p), `hook ${p} still runs`);
+    // Their pids may be a pid namespace's: the marker finds any left on the host.
+    await waitFor("every hung hook gone", () => hostPidsWith(hookMarker).length === 0, 15_000);
     const trace = await traceLines(mur.ready.workdir);
     assert.ok(
       trace.some((l) => l.event_type === "call_denied"),

@@ -66,7 +66,11 @@ function checkProcessKinds(run: HostileRun, cls: ContainmentClass): void {
   assert.deepEqual(run.outside, [], `written outside the scope at ${cls}`);
   assert.equal(run.protectedText, "PROTECTED-ORIGINAL");
   assert.ok(!run.hookSaw.includes(SSH_SECRET), `the hook read the key at ${cls}`);
-  assert.match(run.hookSaw, /No such file or directory/);
+  assert.match(
+    run.hookSaw,
+    /No such file or directory/,
+    `what the hook wrote: ${JSON.stringify(run.hookSaw)}\n${run.stderr.slice(-1500)}`,
+  );
   const peek = run.results.get("peek") ?? "";
   assert.ok(!peek.includes(SSH_SECRET), peek);
   assert.match(peek, /No such file or directory/);

@@ -4,12 +4,14 @@
  * once, each under its request, marking `<body data-ready>` — waited on as state, never on time —
  * and never says "No task yet" meanwhile; a tool call shows the command it ran (GET /ui/status
  * `calls`); a page open while the session ends says it ended, with its status, and does not
- * reconnect.
+ * reconnect, on the capsule's door and through an edge.
  */
 import assert from "node:assert/strict";
 import { startCapsule, userMessage } from "../helpers/capsule.ts";
 import { startChromium } from "../helpers/browser.ts";
 import { until } from "../helpers/until.ts";
+import { sessionOn, startEdgeProc } from "../helpers/edge.ts";
+import { TestRedis } from "../helpers/redis.ts";
 import { inPage, textOf, waitPage } from "./helpers.ts";
 
 const SCRIPT = {
@@ -219,6 +221,52 @@ Deno.test({
     } finally {
       await chrome.close();
       await cap.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "page on an edge: the session's end reaches the page through the edge, with its status",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const KEY = "an edge and its capsules share this key, 32+ bytes";
+    const redis = await TestRedis.start();
+    const cap = await startCapsule({
+      manifest: {
+        name: "edge-ending",
+        version: "1.0.0",
+        lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+        cluster: { redis: redis.url },
+      },
+      script: SCRIPT,
+      env: { MURMUR_CLUSTER_KEY: KEY },
+    });
+    const edge = await startEdgeProc(redis.url, { MURMUR_CLUSTER_KEY: KEY });
+    const chrome = await startChromium();
+    try {
+      const at = await sessionOn(edge, cap.ready.session_id);
+      const page = await chrome.page();
+      await page.goto(`${at}/ui`);
+      await waitPage(page, "the first paint", (doc) => doc.body.dataset.ready === "true");
+      await waitPage(
+        page,
+        "the live stream",
+        (doc) => doc.getElementById("conn").dataset.kind === "live",
+      );
+      await cap.rpc("murmur.StopSession", {});
+      cap.kill("SIGTERM");
+      await waitPage(
+        page,
+        "the session ended",
+        (doc) => doc.getElementById("conn").dataset.kind === "ended",
+      );
+      assert.equal(await textOf(page, "#conn"), "session ended: status ok");
+    } finally {
+      await chrome.close();
+      await edge.kill();
+      await cap.close();
+      await redis.close();
     }
   },
 });

@@ -39,6 +39,9 @@ export interface RosterLaunch {
 /** How long a member has to end after its lifeline closes and SIGTERM, before SIGKILL. */
 export const MEMBER_STOP_GRACE_MS = 10_000;
 
+/** On SIGINT/SIGTERM, how long the other members wait for the entry member to end first. */
+const ENTRY_FIRST_MS = 2_000;
+
 interface Running {
   member: RosterMember;
   child: ChildCapsule;
@@ -267,8 +270,20 @@ class Formation {
     console.error(`[mur run] ${name}: stopping the formation ${this.id}`);
     // The entry first: its calls still out end `abandoned` and their cancels reach members that
     // still run; stopped together, a member's own wind-down could end the call `canceled` first.
+    // An entry slow to end holds the others back at most ENTRY_FIRST_MS, so `mur stop`'s budget
+    // (its --timeout plus MEMBER_STOP_GRACE_MS) still covers both.
     const entry = this.running.find((r) => r.member.entry);
-    void (entry ? this.#stop(entry) : Promise.resolve()).then(() => this.#stopAll());
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const first = entry
+      ? Promise.race([
+        this.#stop(entry),
+        new Promise((r) => (timer = setTimeout(r, ENTRY_FIRST_MS))),
+      ])
+      : Promise.resolve();
+    void first.then(() => {
+      clearTimeout(timer);
+      return this.#stopAll();
+    });
   }
 
   /** Stops every member started so far, all at once (each member once). */
