@@ -102,14 +102,16 @@ const SESSION_TOOLS = ["request-input", "call-member", "end-without-answer", "de
  */
 export function approvalProblems(
   config: ApprovalsConfig | undefined,
-  names: { shell: string[]; other: string[] },
+  names: { shell: string[]; other: string[]; prefixes?: string[] },
 ): string[] {
   if (!config) return [];
   const out: string[] = [];
   for (const [tool, entry] of Object.entries(config.tools)) {
     if (tool === "*" || entry.approve !== "ask") continue;
     const shell = names.shell.includes(tool);
-    if (!shell && !names.other.includes(tool) && !SESSION_TOOLS.includes(tool)) {
+    // A declared MCP server's or OpenAPI service's tools are named when the capsule starts.
+    const sourced = (names.prefixes ?? []).some((p) => tool.startsWith(p));
+    if (!shell && !sourced && !names.other.includes(tool) && !SESSION_TOOLS.includes(tool)) {
       out.push(
         `approvals.tools.${tool} names no tool this manifest declares (${
           [...names.shell, ...names.other].join(", ") || "none"

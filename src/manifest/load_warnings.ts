@@ -73,6 +73,10 @@ export function loadWarnings(
   const names = {
     shell: manifest.capabilities.shell.allow,
     other: [...manifest.tools.map((t) => t.name), ...(manifest.skills ?? []).map((s) => s.name)],
+    prefixes: [
+      ...(manifest.mcpServers ?? []).map((s) => `mcp__${s.name}__`),
+      ...(manifest.openApiServices ?? []).map((s) => `openapi__${s.name}__`),
+    ],
   };
   for (const problem of approvalProblems(manifest.approvals, names)) {
     out.push(warningLine("W-MAN-010", `${label}: ${problem}`));
