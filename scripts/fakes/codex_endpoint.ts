@@ -6,6 +6,7 @@
  * - the last input item is a `function_call_output` → "Tool said: <its output>"
  * - the user text holds "MCPTEST" → a `function_call` of the first tool in the first
  *   `namespace` tool (the MCP server's), input = the JSON object after "MCPTEST "
+ *   (`MCPTEST@<namespace>/<tool>`: that namespace's tool)
  * - otherwise → "Hello from fake OpenAI."
  *
  * Every request is recorded.
@@ -54,7 +55,12 @@ export function startCodexEndpoint(): CodexEndpoint {
         item = message(`msg_${seq}`, `Tool said: ${out}`);
       } else {
         const text = userText(input);
-        const mcp = text.includes("MCPTEST") ? firstMcpTool(body?.tools) : null;
+        const named = /MCPTEST@(\S+)\/(\S+)/.exec(text);
+        const mcp = named
+          ? { namespace: named[1], name: named[2] }
+          : text.includes("MCPTEST")
+          ? firstMcpTool(body?.tools)
+          : null;
         item = mcp
           ? {
             type: "function_call",

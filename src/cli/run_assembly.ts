@@ -142,9 +142,8 @@ export async function assembleCapsule(plan: LaunchPlan, inputs: AssemblyInputs):
   // Published files' url parts name the door, whose address is known once it listens.
   const files = { doorBase: "" };
   await registerSessionTools(plan, session, toolbox, sessionTools, workdir, files, otel);
-  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill.
-  const isTool = (name: string) => toolbox.has(name) || toolbox.sourceOf(name) !== undefined;
-  const offered = inventory(manifest, staged, toolbox.specs(), isTool);
+  // A tool source's tool (an MCP server's, docs/mcp.md) is a tool, not a skill: `has` says so.
+  const offered = inventory(manifest, staged, toolbox.specs(), (name) => toolbox.has(name));
   const murmurMd = murmurMdWriter(plan, session, offered, workdir, sessionId, driver);
   // The door binds before the session begins, so a port in use fails the launch with an empty
   // trace; requests that arrive meanwhile wait until the launch task is registered.
@@ -194,7 +193,7 @@ async function toolsFor(
   policy: ContainmentPolicy | undefined,
 ) {
   const { staged, toolbox } = await stagedTools(plan, workdir, sessionId, policy);
-  const mcp = await sourcesFor(plan, workdir);
+  const mcp = await sourcesFor(plan, workdir, policy);
   for (const source of mcp?.sources ?? []) toolbox.addSource(source);
   return { staged, toolbox, mcp };
 }
@@ -225,7 +224,11 @@ async function containmentPolicy(
  * The tool sources (docs/mcp.md): MCP servers and OpenAPI services, loaded and started only when
  * the manifest has some. A harness is handed the MCP servers in its own configuration instead.
  */
-async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLaunch | null> {
+async function sourcesFor(
+  plan: LaunchPlan,
+  workdir: Workdir,
+  containment: ContainmentPolicy | undefined,
+): Promise<SourcesLaunch | null> {
   const m = plan.manifest;
   if (!m.mcpServers?.length && !m.openApiServices?.length) return null;
   const { startSources } = await lazyImport<typeof import("./run_sources.ts")>(
@@ -236,6 +239,7 @@ async function sourcesFor(plan: LaunchPlan, workdir: Workdir): Promise<SourcesLa
     workdirRoot: workdir.root,
     harness: plan.harness,
     warn,
+    containment,
   });
 }
 

@@ -6,6 +6,7 @@
  * line (those of the launch once the trace has begun), and the session goes on without its
  * tools. Loaded only by a manifest with `mcp_servers:` or `openapi_services:`.
  */
+import type { ContainmentPolicy } from "../containment/policy.ts";
 import { warningLine } from "../errors.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { McpSources } from "../tools/mcp/sources.ts";
@@ -24,7 +25,14 @@ export interface SourcesLaunch {
 
 export async function startSources(
   manifest: Manifest,
-  p: { logsDir: string; workdirRoot: string; harness: boolean; warn(line: string): void },
+  p: {
+    logsDir: string;
+    workdirRoot: string;
+    harness: boolean;
+    warn(line: string): void;
+    /** The session's containment: stdio servers run under it, its scope is their root. */
+    containment?: ContainmentPolicy;
+  },
 ): Promise<SourcesLaunch | null> {
   const servers = p.harness ? [] : manifest.mcpServers ?? [];
   const services = manifest.openApiServices ?? [];
@@ -42,8 +50,10 @@ export async function startSources(
   const mcp = servers.length
     ? new McpSources(servers, {
       logsDir: p.logsDir,
-      // The capsule's filesystem scope: the workdir (docs/mcp.md "Roots").
-      roots: [p.workdirRoot],
+      // The capsule's filesystem scope (its first writable path), else the workdir (docs/mcp.md
+      // "Roots").
+      roots: [p.containment?.writable[0] ?? p.workdirRoot],
+      containment: p.containment,
       hostEnv: Deno.env.toObject(),
       onError,
     })

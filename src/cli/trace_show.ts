@@ -71,6 +71,7 @@ export function showTrace(events: TraceEvent[]): string[] {
     ...section("Denied calls", deniedRows(v)),
     ...section("Approvals", approvalRows(v.of, v.whose, v.turnOf)),
     ...section("Steers", steerRows(v.of, v.whose)),
+    ...section("Tool sources", sourceRows(v)),
     ...section("OpenTelemetry", otelRows(v)),
   ];
 }
@@ -236,6 +237,15 @@ function contextRows({ of }: View): string[] {
     `${str(e, "hook_name") ?? "?"}  ${str(e, "outcome") ?? "?"}  ${num(e, "tokens") ?? "?"} tokens${
       str(e, "reason") ? `  ${str(e, "reason")}` : ""
     }`
+  );
+}
+
+/** MCP servers and OpenAPI services that failed (docs/mcp.md), the harness's included. */
+function sourceRows({ of, whose }: View): string[] {
+  return [...of("source_error"), ...of("harness_source_error")].map((e) =>
+    `${e.task_id ? whose(e) : ""}${str(e, "kind") ?? "?"} ${str(e, "source") ?? "?"}${
+      str(e, "phase") ? ` (${str(e, "phase")})` : ""
+    }: ${short(str(e, "message") ?? "", 200)}`
   );
 }
 

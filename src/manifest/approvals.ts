@@ -109,7 +109,7 @@ export function approvalProblems(
   for (const [tool, entry] of Object.entries(config.tools)) {
     if (tool === "*" || entry.approve !== "ask") continue;
     const shell = names.shell.includes(tool);
-    // A declared MCP server's or OpenAPI service's tools are named when the capsule starts.
+    // A tool of a declared tool source (`mcp__<server>__…`, `openapi__<service>__…`, docs/mcp.md).
     const sourced = (names.prefixes ?? []).some((p) => tool.startsWith(p));
     if (!shell && !sourced && !names.other.includes(tool) && !SESSION_TOOLS.includes(tool)) {
       out.push(

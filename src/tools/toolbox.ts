@@ -153,9 +153,9 @@ export class ToolBox {
     return this.#sources.flatMap((s, i) => s.errorsSince?.(mark[i] ?? 0) ?? []);
   }
 
-  /** Whether a registered (non-skill) tool holds `name`. */
+  /** Whether a tool, not a skill, holds `name`: a registered one or a source's (docs/mcp.md). */
   has(name: string): boolean {
-    return this.#tools.has(name);
+    return this.#tools.has(name) || this.sourceOf(name) !== undefined;
   }
 
   isShell(name: string): boolean {

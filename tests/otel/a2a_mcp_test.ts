@@ -26,6 +26,9 @@ Deno.test("door methods, a delegation's requests and an MCP call reach the colle
       name: "parent",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+      // The fake server runs on this Deno, whose binary lives under the operator's HOME, which
+      // containment does not mount (docs/containment.md): these tests are about MCP, not it.
+      containment: "advisory",
       capabilities: { spawn: { allow: ["child"] } },
       observability: { otel_endpoint: `${receiver.url}/` },
       mcp_servers: { h: { command: argv[0], args: argv.slice(1) } },

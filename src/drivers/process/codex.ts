@@ -5,6 +5,7 @@
  * capsule's tools reach it as an MCP server over HTTP (the bridge), its bearer token passed through
  * an env var, not argv.
  */
+import { codexServerArgs } from "./codex_mcp.ts";
 import { parseJsonLine } from "./json_line.ts";
 import { z } from "zod";
 import type {
@@ -72,6 +73,13 @@ function launch(req: LaunchRequest): LaunchPlan {
     args.push("-c", `${key}.default_tools_approval_mode="approve"`);
     env[TOKEN_ENV] = req.bridge.token;
   }
+  const servers = req.mcpServers ?? [];
+  if (servers.length) {
+    // The manifest's own servers (docs/mcp.md "On the process transport").
+    const own = codexServerArgs(servers);
+    args.push(...own.args);
+    Object.assign(env, own.env);
+  }
   if (req.telemetry) {
     // Codex's trace exporter is a config key; the endpoint's headers come from the standard
     // environment variable (telemetry.ts), so no secret is on argv. TRACEPARENT parents
@@ -82,8 +90,11 @@ function launch(req: LaunchRequest): LaunchPlan {
     Object.assign(env, otlpEnv(req.telemetry));
   }
   // No system-prompt flag: the [Capsule] block and the manifest prompt go before the task.
-  const guidance = req.bridge
-    ? `Use only the tools of the MCP server "${req.bridge.serverName}".`
+  const names = [...(req.bridge ? [req.bridge.serverName] : []), ...servers.map((s) => s.name)];
+  const guidance = names.length
+    ? `Use only the tools of the MCP server${names.length > 1 ? "s" : ""} ${
+      names.map((n) => `"${n}"`).join(", ")
+    }.`
     : "No tools are available; answer directly.";
   args.push("--", `${req.systemPrompt}\n\n${guidance}\n\n${req.prompt}`);
   // stdin stays closed: with a pipe left open codex waits for "additional input".
@@ -152,8 +163,8 @@ class CodexParser implements HarnessParser {
         return [];
       case "item.started": {
         const item = ItemLine.parse(json).item;
-        if (item.type === "mcp_tool_call" && item.id && item.server === this.#server) {
-          return [{ kind: "tool-call-started", id: item.id, name: item.tool ?? "" }];
+        if (item.type === "mcp_tool_call" && item.id) {
+          return [{ kind: "tool-call-started", id: item.id, name: this.#name(item) }];
         }
         return [];
       }
@@ -200,6 +211,11 @@ class CodexParser implements HarnessParser {
     }
   }
 
+  /** The bridge's tools by their own names; another server's as `mcp__<server>__<tool>`. */
+  #name(item: z.infer<typeof Item>): string {
+    return item.server === this.#server ? item.tool ?? "" : `mcp__${item.server}__${item.tool}`;
+  }
+
   #item(item: z.infer<typeof Item>): HarnessEvent[] {
     switch (item.type) {
       case "agent_message":
@@ -209,7 +225,7 @@ class CodexParser implements HarnessParser {
         return item.text ? [{ kind: "thinking", text: item.text }] : [];
       case "mcp_tool_call": {
         const id = item.id ?? "";
-        const name = item.server === this.#server ? item.tool ?? "" : `${item.server}/${item.tool}`;
+        const name = this.#name(item);
         const failed = item.status === "failed" || !!item.error;
         const output = item.result
           ? toolOutputText(item.result.content)

@@ -1,6 +1,6 @@
 /**
  * A log file that stops growing at a limit: a stdio MCP server's stderr
- * (`logs/mcp-<name>.log`, docs/mcp.md). Past the limit one line says so and the rest is counted,
+ * (the session's `logs/mcp-<name>.log`, docs/mcp.md). Past the limit one line says so and the rest is counted,
  * not written, so a chatty or hostile server cannot fill the disk.
  */
 export class BoundedLog {

@@ -43,6 +43,8 @@ export async function callMcpTool(
         }),
     });
   } catch (e) {
+    // An HTTP server that gave no JSON-RPC answer (gone, or a session it lost): connect again.
+    if (!(e instanceof McpError) && !ctx.signal.aborted) source.lost(client, errorMessage(e));
     return { ...failure(e, tool, source, ctx, now() - started), mcpServer: server };
   }
   const content = readContent(raw);

@@ -8,6 +8,7 @@
  * it is marked down and offers nothing. Every problem goes to `onError` (a `W-` line at launch,
  * a `source_error` trace line, the tasks' `sourceErrors`).
  */
+import type { ContainmentPolicy } from "../../containment/policy.ts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -43,6 +44,8 @@ export interface McpSourceDeps {
   maxMessageBytes?: number;
   /** The stderr log's limit. */
   logLimitBytes?: number;
+  /** What a stdio server runs under (src/containment/spawn.ts); absent: unconfined. */
+  containment?: ContainmentPolicy;
 }
 
 export const RESTART_DELAYS_MS = [500, 2_000, 8_000];
@@ -119,6 +122,12 @@ export class McpSource {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.#relist(client));
     // Lines that are not JSON-RPC and the like: the server's log says so; the connection goes on.
     client.onerror = (e: Error) => this.log.note(`protocol error: ${e.message}`);
+    // Set before connecting, so a server that goes away right after it listed is not missed.
+    let gone = false;
+    client.onclose = () => {
+      gone = true;
+      void this.#closed(client);
+    };
     const transport = this.#newTransport();
     const limit = this.cfg.startupTimeoutMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -151,7 +160,8 @@ export class McpSource {
     }
     this.#client = client;
     this.#transport = transport;
-    client.onclose = () => this.#closed(client);
+    // It went while it was being listed: handled as any later death.
+    if (gone) void this.#closed(client);
   }
 
   #phase(): SourcePhase {
@@ -166,7 +176,12 @@ export class McpSource {
       });
     }
     return new McpStdioTransport({
-      spawn: { argv: c.argv, cwd: c.cwd, env: mcpServerEnv(this.d.hostEnv, c.envAllow, c.env) },
+      spawn: {
+        argv: c.argv,
+        cwd: c.cwd,
+        env: mcpServerEnv(this.d.hostEnv, c.envAllow, c.env),
+        containment: this.d.containment,
+      },
       maxMessageBytes: this.d.maxMessageBytes ?? MAX_MESSAGE_BYTES,
       stderr: this.log,
     });
@@ -179,7 +194,9 @@ export class McpSource {
     if (e instanceof Deno.errors.NotFound && this.cfg.kind === "stdio") {
       return `cannot start '${this.cfg.argv[0]}': not found`;
     }
-    if (exit) return `the server ${exit} before it was ready (${m}); see logs/mcp-${this.name}.log`;
+    if (exit) {
+      return `the server ${exit} before it was ready (${m}); see the session's logs/mcp-${this.name}.log`;
+    }
     return m;
   }
 
@@ -195,12 +212,27 @@ export class McpSource {
     }
   }
 
+  /**
+   * An HTTP server stopped answering a call (no answer, or an HTTP error such as a session it no
+   * longer knows): connected again after a wait, as a stdio server is restarted.
+   */
+  lost(client: Client, why: string): void {
+    if (this.cfg.kind !== "http" || client !== this.#client || this.state !== "up") return;
+    this.#client = null;
+    void client.close().catch(() => {});
+    void this.#restart(` (${why})`);
+  }
+
   /** The connection ended without mur closing it: restart after a wait, or mark down. */
   async #closed(client: Client): Promise<void> {
     if (client !== this.#client || this.state === "closed") return;
     const t = this.#transport;
     const exit = t instanceof McpStdioTransport && t.exit ? ` (${t.exit})` : "";
     this.#client = null;
+    await this.#restart(exit);
+  }
+
+  async #restart(exit: string): Promise<void> {
     const delays = this.d.restartDelaysMs ?? RESTART_DELAYS_MS;
     while (this.#restarts < delays.length) {
       const wait = delays[this.#restarts++];

@@ -3,7 +3,7 @@
  * StdioClientTransport, for three reasons (docs/mcp.md): the process is started by
  * spawnMcpServer (./spawn.ts, the one spawn point containment wraps), one message may be as
  * large as `maxMessageBytes` (the SDK's default drops the connection at 10 MiB), and the
- * server's stderr goes to `logs/mcp-<name>.log`, bounded. A line that is not a JSON-RPC message
+ * server's stderr goes to the session's `logs/mcp-<name>.log`, bounded. A line that is not a JSON-RPC message
  * is reported through `onerror` and skipped; a message over the limit ends the connection (there
  * is no telling which request it answered), which fails the calls in flight.
  */

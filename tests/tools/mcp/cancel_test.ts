@@ -18,6 +18,9 @@ Deno.test("CancelTask cancels the task's MCP call with notifications/cancelled; 
       name: "mcp-cancel",
       version: "0.1.0",
       lifecycle: { task_acceptance: "queue", after_task: "sleep" },
+      // The fake server runs on this Deno, whose binary lives under the operator's HOME, which
+      // containment does not mount (docs/containment.md): these tests are about MCP, not it.
+      containment: "advisory",
       mcp_servers: { h: { command: argv[0], args: argv.slice(1), timeout_secs: 600 } },
     },
     script: {

@@ -9,10 +9,10 @@
  */
 import assert from "node:assert/strict";
 import { startCapsule } from "../../helpers/capsule.ts";
+import { runMur } from "../../helpers/mur.ts";
 import { collect, frameOf, type SseEvent, streamRequest } from "../../helpers/sse.ts";
 import { type FakeProvider, startFakeProvider } from "../../../scripts/fakes/server.ts";
 import { ensureMcpServers } from "./servers.ts";
-import { hostileArgv } from "./servers.ts";
 
 type R = Record<string, Record<string, unknown>>;
 const KEY = "sk-test-fake-key-0123456789";
@@ -43,8 +43,8 @@ async function runCapsule(
   o: { script?: Record<string, unknown>; env?: Record<string, string>; task: string },
 ) {
   const { everything, filesystem } = await ensureMcpServers();
-  // server-filesystem needs a folder on its command line; mur's roots replace it.
-  const other = await Deno.makeTempDir({ prefix: "mur-mcp-other-" });
+  // server-filesystem needs a folder on its command line (the manifest's, which the contained
+  // server sees); mur's roots replace it.
   const mark = `MUR_MCP_TEST_${crypto.randomUUID().replaceAll("-", "")}`;
   const cap = await startCapsule({
     manifest: {
@@ -54,10 +54,14 @@ async function runCapsule(
       lifecycle: { task_acceptance: "queue", after_task: "sleep" },
       mcp_servers: {
         everything: { command: "node", args: [everything, "stdio"], env: { [mark]: "1" } },
-        fs: { command: "node", args: [filesystem, other], env: { [mark]: "1" } },
+        fs: { command: "node", args: [filesystem, "."], env: { [mark]: "1" } },
+        // Dies at start, on stderr first (node, which the capsule's containment can reach).
         broken: {
-          command: hostileArgv("die-at-start", "/dev/null")[0],
-          args: hostileArgv("die-at-start", "/dev/null").slice(1),
+          command: "node",
+          args: [
+            "-e",
+            "process.stderr.write('hostile: dying at start on purpose\\n'); process.exit(3)",
+          ],
         },
       },
     },
@@ -72,12 +76,27 @@ async function runCapsule(
     const events = await collect(res, isTerminal, 60_000);
     const taskId = events.map((e) => (e.data.result as R)?.statusUpdate?.taskId).find(Boolean);
     const task = await cap.rpc("GetTask", { id: taskId });
-    assert.equal(await pidsWith(mark).then((p) => p.length), 2, "both servers run");
+    // Both servers run, contained (docs/containment.md: the default `scoped` where the host
+    // reaches it): bubblewrap gives them a pid namespace of their own.
+    const running = await pidsWith(mark);
+    assert.ok(running.length >= 2, `both servers run: ${running}`);
+    const own = await Deno.readLink("/proc/self/ns/pid");
+    const contained = await Promise.all(
+      running.map((p) => Deno.readLink(`/proc/${p}/ns/pid`).catch(() => own)),
+    );
+    assert.ok(
+      contained.some((ns) => ns !== own),
+      "the servers run in a pid namespace of their own",
+    );
     cap.kill("SIGTERM");
     const end = await cap.finished();
     const trace = (await Deno.readTextFile(`${cap.ready.workdir}/trace.jsonl`)).trim().split("\n")
       .map((l) => JSON.parse(l));
     const murmurMd = await Deno.readTextFile(`${cap.ready.workdir}/MURMUR.md`);
+    const shown = await runMur({
+      args: ["trace", "show", `${cap.ready.workdir}/trace.jsonl`],
+      env: { NO_COLOR: "1" },
+    }, 30_000);
     return {
       events,
       task,
@@ -86,10 +105,11 @@ async function runCapsule(
       left: await pidsWith(mark),
       workdir: cap.ready.workdir,
       murmurMd,
+      traceShow: shown.stdout,
+      brokenLog: await Deno.readTextFile(`${cap.ready.workdir}/logs/mcp-broken.log`),
     };
   } finally {
     await cap.close();
-    await Deno.remove(other, { recursive: true });
   }
 }
 
@@ -109,7 +129,7 @@ function commonChecks(r: Awaited<ReturnType<typeof runCapsule>>) {
   assert.equal(se?.phase, "launch");
   // deno-lint-ignore no-explicit-any
   const meta = (r.task as any).result.metadata.murmur.sourceErrors;
-  assert.equal(meta.length, 1);
+  assert.equal(meta.length, 1, JSON.stringify(meta));
   assert.equal(meta[0].kind, "mcp");
   assert.equal(meta[0].source, "broken");
   // Progress of the long-running call: frames and trace lines, at most one per 250 ms of clock.
@@ -128,6 +148,13 @@ function commonChecks(r: Awaited<ReturnType<typeof runCapsule>>) {
   const calls = r.trace.filter((l) => l.event_type === "tool_call");
   assert.ok(calls.length >= 3);
   for (const c of calls) assert.equal(c.server, String(c.tool_name).split("__")[1]);
+  // The dead server's stderr, in the session's logs.
+  assert.match(r.brokenLog, /hostile: dying at start on purpose/);
+  // `mur trace show` names the source that failed.
+  assert.match(
+    r.traceShow,
+    /Tool sources[\s\S]*mcp broken \(launch\): the server exited with code 3/,
+  );
   // MURMUR.md lists the servers' tools as tools (not skills).
   const installed = r.murmurMd.slice(r.murmurMd.indexOf("## Installed Tools"));
   assert.match(installed, /^- \*\*mcp__everything__echo\*\* — Echoes back the input string$/m);

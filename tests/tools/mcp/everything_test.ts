@@ -42,10 +42,12 @@ async function started(configs: McpServerConfig[], workdir: string) {
 Deno.test("server-everything over stdio: tools, content kinds, progress, timeout and cancel", async () => {
   const { everything } = await ensureMcpServers();
   const workdir = await tempWorkdir();
-  const { sources, errors, tool } = await started(
-    [stdio("everything", ["node", everything, "stdio"], workdir, { timeoutMs: 4_000 })],
-    workdir,
-  );
+  // `short` is the same server with a 3 s call limit, for the calls meant to time out; the
+  // others keep 30 s, so a loaded machine cannot turn them into timeouts.
+  const { sources, errors, tool } = await started([
+    stdio("everything", ["node", everything, "stdio"], workdir),
+    stdio("short", ["node", everything, "stdio"], workdir, { timeoutMs: 3_000 }),
+  ], workdir);
   try {
     assert.deepEqual(errors, []);
     const echo = tool("mcp__everything__echo");
@@ -94,14 +96,14 @@ Deno.test("server-everything over stdio: tools, content kinds, progress, timeout
     assert.ok(seen.length >= 1, "progress reports");
     assert.deepEqual(seen[0], { progress: 1, total: 3 });
 
-    // Past timeout_secs (4 s): cancelled, an error result that says so, unfenced.
-    const late = await tool("mcp__everything__trigger-long-running-operation").call(
+    // Past timeout_secs (3 s): cancelled, an error result that says so, unfenced.
+    const late = await tool("mcp__short__trigger-long-running-operation").call(
       { duration: 60, steps: 2 },
       ctxFor(workdir),
     );
     assert.equal(late.isError, true);
     assert.equal(late.fenceSource, null);
-    assert.match(late.content, /timed out after 4 s .*cancelled/);
+    assert.match(late.content, /timed out after 3 s .*cancelled/);
 
     // The task's cancel stops the call at once.
     const ac = new AbortController();

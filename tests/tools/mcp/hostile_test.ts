@@ -33,7 +33,7 @@ function hostile(name: string, mode: string, dir: string, extra = {}): McpServer
   };
 }
 
-async function started(configs: McpServerConfig[], dir: string) {
+async function started(configs: McpServerConfig[], dir: string, maxMessageBytes?: number) {
   const errors: SourceError[] = [];
   const sources = new McpSources(configs, {
     logsDir: dir,
@@ -41,6 +41,7 @@ async function started(configs: McpServerConfig[], dir: string) {
     hostEnv: Deno.env.toObject(),
     onError: (e) => errors.push(e),
     restartDelaysMs: [50, 50],
+    ...(maxMessageBytes !== undefined && { maxMessageBytes }),
   });
   await sources.start();
   const tool = (name: string): Tool => {
@@ -89,17 +90,19 @@ Deno.test("servers that cannot be used at launch are told, and the others are of
 
 Deno.test("a hostile server's calls: timeout cancels, garbage skipped, 10 MiB cut, crash restarts, list_changed", async () => {
   const dir = await tempWorkdir();
+  // `t` is the same server with a short call limit, for the call that never answers: the
+  // others keep the default, so a loaded machine cannot turn them into timeouts.
   const { sources, errors, tool } = await started(
-    [hostile("h", "ok", dir, { timeoutMs: 1_000 })],
+    [hostile("h", "ok", dir), hostile("t", "ok", dir, { timeoutMs: 1_000 })],
     dir,
   );
   try {
     // Past its timeout: an error result, and the server was sent notifications/cancelled.
-    const slow = await tool("mcp__h__slow").call({}, ctxFor(dir));
+    const slow = await tool("mcp__t__slow").call({}, ctxFor(dir));
     assert.equal(slow.isError, true);
     assert.match(slow.content, /timed out after 1 s/);
     const record = await until("the cancel to reach the server", async () => {
-      const r = await Deno.readTextFile(`${dir}/h.record`);
+      const r = await Deno.readTextFile(`${dir}/t.record`);
       return r.includes('"notifications/cancelled"') ? r : undefined;
     });
     const cancel = record.split("\n").filter(Boolean).map((l) => JSON.parse(l))
@@ -155,8 +158,35 @@ Deno.test("a hostile server's calls: timeout cancels, garbage skipped, 10 MiB cu
     await until("the second restart", () => sources.sources[0].state === "up" ? true : undefined);
     await tool("mcp__h__crash").call({}, ctxFor(dir));
     await until("down", () => sources.sources[0].state === "down" ? true : undefined);
-    assert.deepEqual(sources.tools(), []);
+    assert.deepEqual(sources.tools().filter((t) => t.name.startsWith("mcp__h__")), []);
     assert.ok(errors.some((e) => /marked down after 2 restarts/.test(e.message)));
+  } finally {
+    await sources.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("a message over the stdio limit ends the connection: the call is an error, the server restarts", async () => {
+  const dir = await tempWorkdir();
+  // A 1 MiB limit in place of the 64 MiB one, against the server's 10 MiB answer.
+  const { sources, errors, tool } = await started([hostile("h", "ok", dir)], dir, 1024 * 1024);
+  try {
+    const big = await tool("mcp__h__big").call({}, ctxFor(dir));
+    assert.equal(big.isError, true);
+    assert.match(big.content, /closed its connection during the call/);
+    assert.match(
+      await Deno.readTextFile(`${dir}/mcp-h.log`),
+      /sent a message over 1048576 bytes .*the connection was closed/,
+    );
+    assert.ok(errors.some((e) => /restart 1 of 2/.test(e.message)));
+    const echoed = await until("the restarted server to answer", async () => {
+      const r = await sources.tools().find((t) => t.name === "mcp__h__echo")?.call(
+        { text: "small" },
+        ctxFor(dir),
+      );
+      return r && !r.isError ? r : undefined;
+    });
+    assert.ok(echoed.content.includes("echo: small"));
   } finally {
     await sources.close();
     await Deno.remove(dir, { recursive: true });

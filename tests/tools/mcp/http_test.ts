@@ -2,7 +2,8 @@
  * server-everything's streamable HTTP mode (`streamableHttp`, path `/mcp`), kept on loopback by
  * a preload (fixtures/loopback.mjs: its own listen takes every interface), as a `url:` source:
  * tools listed, a call answered, progress over the HTTP stream, the configured header sent and
- * never written to the server's log or an error. A url nothing listens on is told, not fatal.
+ * never written to the server's log or an error; the server restarted on its port (a session of
+ * ours it does not know) is connected to again. A url nothing listens on is told, not fatal.
  */
 import assert from "node:assert/strict";
 import { McpSources } from "../../../src/tools/mcp/sources.ts";
@@ -39,20 +40,7 @@ Deno.test("server-everything over streamable HTTP on loopback: list, call, progr
   const { everything } = await ensureMcpServers();
   const workdir = await tempWorkdir();
   const port = freePort();
-  const server = new Deno.Command("node", {
-    args: ["--import", LOOPBACK, everything, "streamableHttp"],
-    env: { PORT: String(port) },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let log = "";
-  const pump = (async () => {
-    for await (const c of server.stderr.pipeThrough(new TextDecoderStream())) log += c;
-  })();
-  const outPump = server.stdout.pipeTo(
-    new WritableStream({ write: (c) => void (log += new TextDecoder().decode(c)) }),
-  );
+  let server = httpServer(everything, port);
   const errors: SourceError[] = [];
   const sources = new McpSources([
     {
@@ -80,11 +68,7 @@ Deno.test("server-everything over streamable HTTP on loopback: list, call, progr
     onError: (e) => errors.push(e),
   });
   try {
-    await until(
-      "the HTTP server to listen",
-      () => log.includes("listening") ? true : undefined,
-      60_000,
-    );
+    await until("the HTTP server to listen", () => server.listening() || undefined, 60_000);
     // Only on loopback: 127.0.0.1 (0100007F), nothing on 0.0.0.0 or ::.
     assert.deepEqual(await listeners(port), ["0100007F"]);
     await sources.start();
@@ -104,13 +88,55 @@ Deno.test("server-everything over streamable HTTP on loopback: list, call, progr
     assert.equal(done.isError, false, done.content);
     assert.ok(seen.length >= 1);
     assert.equal(seen[0].total, 3);
+
+    // The server goes away and comes back on the same port (a new process, no session of
+    // ours): the call in between is an error, and mur connects again by itself.
+    await server.stop();
+    const gone = await echo.call({ message: "anyone?" }, ctxFor(workdir));
+    assert.equal(gone.isError, true);
+    server = httpServer(everything, port);
+    await until("the new server to listen", () => server.listening() || undefined, 60_000);
+    const back = await until("mur to connect again", async () => {
+      const t = sources.tools().find((x) => x.name === "mcp__web__echo");
+      const r = await t?.call({ message: "back" }, ctxFor(workdir));
+      return r && !r.isError ? r : undefined;
+    }, 60_000);
+    assert.ok(back.content.includes("Echo: back"));
+    assert.ok(errors.some((e) => e.source === "web" && /restart 1 of 3/.test(e.message)));
   } finally {
     await sources.close();
-    server.kill("SIGTERM");
-    await server.status;
-    await pump;
-    await outPump.catch(() => {});
-    assert.ok(!log.includes("header-value-never-logged"));
+    await server.stop();
+    assert.ok(!server.log().includes("header-value-never-logged"));
     await Deno.remove(workdir, { recursive: true });
   }
 });
+
+/** server-everything's HTTP mode on `port`, kept on loopback; its output kept for the checks. */
+function httpServer(everything: string, port: number) {
+  const child = new Deno.Command("node", {
+    args: ["--import", LOOPBACK, everything, "streamableHttp"],
+    env: { PORT: String(port) },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let log = "";
+  const read = (r: ReadableStream<Uint8Array>) =>
+    (async () => {
+      for await (const c of r.pipeThrough(new TextDecoderStream())) log += c;
+    })();
+  const pumps = Promise.all([read(child.stdout), read(child.stderr)]);
+  return {
+    listening: () => log.includes("listening"),
+    log: () => log,
+    async stop() {
+      try {
+        child.kill("SIGTERM");
+      } catch {
+        // Gone already.
+      }
+      await child.status;
+      await pumps;
+    },
+  };
+}

@@ -31,13 +31,15 @@ Deno.test("an OpenAPI service's operations are tools: list, path, query, body, h
   const pets = startPets(TOKEN);
   const workdir = await tempWorkdir();
   const errors: SourceError[] = [];
-  const sources = new OpenApiSources([service(`${pets.url}/openapi.json`)], {
-    onError: (e) => errors.push(e),
-  });
+  // `short` is the same service with a 1 s call limit, for the call that never answers.
+  const sources = new OpenApiSources([
+    service(`${pets.url}/openapi.json`, { timeoutMs: 30_000 }),
+    { ...service(`${pets.url}/openapi.json`), name: "short", operations: ["slow"] },
+  ], { onError: (e) => errors.push(e) });
   try {
     await sources.start();
     assert.deepEqual(errors, []);
-    const names = sources.tools().map((t) => t.name);
+    const names = sources.tools().map((t) => t.name).filter((n) => !n.startsWith("openapi__short"));
     assert.deepEqual(names, [
       "openapi__pets__getPet",
       "openapi__pets__createPet",
@@ -79,7 +81,7 @@ Deno.test("an OpenAPI service's operations are tools: list, path, query, body, h
     assert.deepEqual([...logo.images[0].data], [...PNG]);
 
     // Past timeout_secs: an error result, unfenced.
-    const slow = await tool("openapi__pets__slow").call({}, ctxFor(workdir));
+    const slow = await tool("openapi__short__slow").call({}, ctxFor(workdir));
     assert.equal(slow.isError, true);
     assert.match(slow.content, /timed out after 1 s/);
     assert.equal(slow.fenceSource, null);
