@@ -1,6 +1,6 @@
 /**
  * An MCP server over streamable HTTP is reached only when `capabilities.network.allow` permits
- * (docs/mcp.md "Containment"): a url the list does not name is told as a source error and never
+ * (docs/mcp.md "At launch"): a url the list does not name is told as a source error and never
  * connected to (a real listener on loopback counts the connections it gets), while a url it names
  * is tried. `urlAllowed` itself against a table of the cases.
  */
