@@ -106,16 +106,7 @@ interface ServedCards {
  */
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
-  // A formation member's door always authenticates: its callers present edge tokens.
-  const auth = manifest.network.authentication || o.formation
-    ? await DoorAuth.create(
-      manifest.network.authentication?.credentials ?? [],
-      o.tokenKey,
-      o.formation,
-    )
-    : null;
-  // A public door still holds approvals to the operator's token (approval_token.ts).
-  const approver = !auth && manifest.approvals ? await ApprovalToken.mint() : null;
+  const { auth, approver } = await doorTokens(o);
   const where = o.formation && memberTokens(o.formation, o.session.id);
   const gate = new Gate(auth, manifest.name, where);
   // Filled in once the port is known (the card names it); no request is served before.
@@ -186,6 +177,22 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     approvalToken: approver?.token ?? null,
     shutdown: () => shutdown(server),
   };
+}
+
+/**
+ * The door's tokens: an authenticated door's (a formation member's door always authenticates: its
+ * callers present edge tokens), or, on a public door of a capsule with `approvals:`, the
+ * operator's approval token (approval_token.ts): approvals are held to the operator there too.
+ */
+async function doorTokens(
+  o: DoorOptions,
+): Promise<{ auth: DoorAuth | null; approver: ApprovalToken | null }> {
+  const manifest = o.session.manifest;
+  if (manifest.network.authentication || o.formation) {
+    const credentials = manifest.network.authentication?.credentials ?? [];
+    return { auth: await DoorAuth.create(credentials, o.tokenKey, o.formation), approver: null };
+  }
+  return { auth: null, approver: manifest.approvals ? await ApprovalToken.mint() : null };
 }
 
 /** Streams flush what they hold (the log is closed first), then connections are dropped. */
