@@ -194,7 +194,7 @@ async function targetOf(url: string | undefined, session: string | undefined): P
   return {
     url: record.url,
     name: record.session_id,
-    token: record.tokens?.operator,
+    token: record.tokens?.operator ?? record.approval_token,
     again: session === undefined ? [] : [address],
   };
 }
