@@ -93,7 +93,7 @@ export const DIAGNOSTICS = {
     "a formation member's hand-off from `mur run --roster` is not usable: `MURMUR_FORMATION_ID` is not a formation id, or the `MURMUR_CREW_DOOR` file cannot be read or is not this formation's",
   "E-RUN-048": "the session holds no such task (`mur cancel`)",
   "E-RUN-070":
-    "the task waits for no approval: it is working, has ended, or waits for an answer to a question (`mur approve`, `mur deny`)",
+    "the task waits for no approval: it is working, has ended, or waits for an answer to a question; or, with no task named, none or several of the session's do (`mur approve`, `mur deny`)",
   "E-RUN-071":
     "the door refused an approval's answer: not the operator's token, or the call waiting is no longer the one read (`mur approve`, `mur deny`)",
   "E-RUN-049":

@@ -17,6 +17,7 @@ import { resolveSession } from "./session_address.ts";
 import { TASK_ID, TASK_SUFFIX, taskBySuffix, taskHint } from "./task_address.ts";
 
 export const APPROVAL_FLAGS = {
+  session: { type: "string", short: "s" },
   url: { type: "string" },
   json: { type: "boolean" },
   help: { type: "boolean", short: "h" },
@@ -41,10 +42,15 @@ interface Pending {
 }
 
 interface Asked {
-  values: { url?: string; json?: boolean; help?: boolean; reason?: string };
-  /** SESSION when given, then TASK. */
-  positionals: string[];
+  values: { session?: string; url?: string; json?: boolean; help?: boolean; reason?: string };
+  /** The session address, when given. */
+  session?: string;
+  /** The task (lower case), when given; absent: the one task waiting for an approval. */
+  task?: string;
 }
+
+/** `@N` or a full `ses_` id: a lone argument that names a session, not a task. */
+const SESSION_ONLY = /^(@\d+|ses_[0-9a-f]{32})$/i;
 
 /** The flags and arguments; a mistake is a usage error (exit 2). */
 function readArgs(command: "approve" | "deny", args: string[], usage: string): Asked {
@@ -53,29 +59,42 @@ function readArgs(command: "approve" | "deny", args: string[], usage: string): A
     ? parse(command, args, APPROVAL_FLAGS, usage)
     : parse(command, args, DENY_FLAGS, usage);
   const values = parsed.values as Asked["values"];
-  const positionals = parsed.positionals;
-  if (values.help) return { values, positionals };
-  const max = values.url === undefined ? 2 : 1;
-  if (positionals.length === 0 || positionals.length > max) {
+  const p = parsed.positionals;
+  if (values.help) return { values };
+  if (values.session !== undefined && values.url !== undefined) {
+    throw usageError(command, "give --session or --url, not both", usage);
+  }
+  // The session by --session (as mur send and mur answer name it) or as the first argument.
+  const named = values.url !== undefined || values.session !== undefined;
+  if (p.length > (named ? 1 : 2)) {
     throw usageError(
       command,
-      values.url === undefined
-        ? "give the TASK, or a SESSION and the TASK"
-        : "with --url, give only the TASK",
+      named ? "with --session or --url, give only the TASK" : "give at most a SESSION and a TASK",
       usage,
     );
   }
-  const given = positionals.at(-1)!.toLowerCase();
-  if (!TASK_ID.test(given) && !TASK_SUFFIX.test(given)) {
-    throw badValue(
-      command,
-      "TASK",
-      positionals.at(-1)!,
-      "a tsk_ id or 4 to 32 of its last hex digits",
-      usage,
-    );
+  if (values.session !== undefined) return withTask(command, values, values.session, p[0], usage);
+  if (p.length === 1 && values.url === undefined && SESSION_ONLY.test(p[0])) {
+    return { values, session: p[0] };
   }
-  return { values, positionals };
+  return withTask(command, values, p.length === 2 ? p[0] : undefined, p.at(-1), usage);
+}
+
+/** The arguments with TASK checked: a tsk_ id or a label (E-CLI-003 otherwise). */
+function withTask(
+  command: string,
+  values: Asked["values"],
+  session: string | undefined,
+  task: string | undefined,
+  usage: string,
+): Asked {
+  if (
+    task !== undefined && !TASK_ID.test(task.toLowerCase()) &&
+    !TASK_SUFFIX.test(task.toLowerCase())
+  ) {
+    throw badValue(command, "TASK", task, "a tsk_ id or 4 to 32 of its last hex digits", usage);
+  }
+  return { values, session, task: task?.toLowerCase() };
 }
 
 /** `mur approve|deny`: parse, answer, print. Exit 0 when the door took the answer. */
@@ -84,14 +103,15 @@ export async function approvalCommand(
   args: string[],
   usage: string,
 ): Promise<number> {
-  const { values, positionals } = readArgs(command, args, usage);
+  const { values, session, task: given } = readArgs(command, args, usage);
   if (values.help) {
     console.log(usageText(usage));
     return 0;
   }
-  const given = positionals.at(-1)!.toLowerCase();
-  const target = await targetOf(values.url, positionals.length === 2 ? positionals[0] : undefined);
-  const taskId = TASK_ID.test(given)
+  const target = await targetOf(values.url, session);
+  const taskId = given === undefined
+    ? await onlyWaiting(target, command)
+    : TASK_ID.test(given)
     ? given
     : await taskBySuffix(target.url, target.name, given, target.token);
   const pending = await pendingApproval(target, taskId, command);
@@ -174,7 +194,7 @@ async function targetOf(url: string | undefined, session: string | undefined): P
   return {
     url: record.url,
     name: record.session_id,
-    token: record.tokens?.operator,
+    token: record.tokens?.operator ?? record.approval_token,
     again: session === undefined ? [] : [address],
   };
 }
@@ -214,6 +234,59 @@ async function pendingApproval(t: Target, taskId: string, command: string): Prom
       : `\`${
         murLine("watch", "--task", taskId.slice(-6))
       }\` shows an approval as [input-required] approve …?`,
+  );
+}
+
+/** No TASK given: the one task of the session waiting for an approval, or E-RUN-070 saying why not. */
+async function onlyWaiting(t: Target, command: string): Promise<string> {
+  const waiting: { id: string; what: string }[] = [];
+  let pageToken = "";
+  for (let page = 0; page < 1000; page++) {
+    const answer = await callDoor(t.url, "ListTasks", {
+      status: "TASK_STATE_INPUT_REQUIRED",
+      includeArtifacts: true,
+      pageSize: 100,
+      pageToken,
+    }, t.token);
+    if (!answer.ok) {
+      throw new MurError(
+        "E-IO-004",
+        `${t.name} refused ListTasks, which finds the task waiting for an approval: ${answer.code} ${answer.message}`,
+        "name the TASK instead",
+      );
+    }
+    const r = answer.result as {
+      tasks?: {
+        id?: unknown;
+        artifacts?: { artifactId?: string; parts?: { data?: unknown }[] }[];
+      }[];
+      nextPageToken?: unknown;
+    };
+    for (const task of r.tasks ?? []) {
+      const data = task.artifacts?.find((a) => a.artifactId === "approval")?.parts?.[0]?.data as
+        | Pending
+        | undefined;
+      if (typeof task.id === "string" && data && typeof data.argumentsHash === "string") {
+        waiting.push({ id: task.id, what: `${data.tool}: ${whatOf(data)}` });
+      }
+    }
+    if (typeof r.nextPageToken !== "string" || r.nextPageToken === "") break;
+    pageToken = r.nextPageToken;
+  }
+  if (waiting.length === 1) return waiting[0].id;
+  if (waiting.length === 0) {
+    throw new MurError(
+      "E-RUN-070",
+      `no task of ${t.name} waits for an approval; nothing to ${command}`,
+      `\`${murLine("watch")}\` shows an approval as [input-required] approve …?`,
+    );
+  }
+  throw new MurError(
+    "E-RUN-070",
+    `${waiting.length} tasks of ${t.name} wait for an approval: ${
+      waiting.map((w) => `${w.id.slice(-6)} (${w.what})`).join(", ")
+    }`,
+    `name one: \`${murLine(command, ...t.again, waiting[0].id.slice(-6))}\``,
   );
 }
 

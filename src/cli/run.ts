@@ -175,6 +175,7 @@ async function announceRunning(
     workdir: c.workdir,
     address: c.door.address,
     tokens: c.door.tokens,
+    approvalToken: c.door.approvalToken,
     otel: c.otel?.config,
     pushSecret: c.push?.secret,
     formation: membership ?? undefined,

@@ -19,6 +19,8 @@ export interface Announced {
   /** The door's `localhost:<port>` and, on an authenticated door, its tokens. */
   address: string;
   tokens: Record<string, string> | null;
+  /** A public door of a capsule with `approvals:`: the operator's token for answering one. */
+  approvalToken?: string | null;
   /** Where spans go and which setting said so, when they are exported (src/otel/config.ts). */
   otel?: { url: string; source: string };
   /** The push signing secret, when push is on (docs/push.md). */
@@ -46,6 +48,7 @@ export async function recordRunning(a: Announced): Promise<void> {
       session_dir: a.workdir.session,
       started_at: new Date().toISOString(),
       ...(a.tokens ? { tokens: a.tokens as { operator: string } } : {}),
+      ...(a.approvalToken ? { approval_token: a.approvalToken } : {}),
       ...(a.formation ? { formation_id: a.formation.formationId } : {}),
       ...(a.formation?.door ? { formation_member: a.formation.door.member } : {}),
     });
@@ -71,6 +74,7 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
       workdir: a.workdir.root,
       session_dir: a.workdir.session,
       ...(a.tokens ? { tokens: a.tokens } : {}),
+      ...(a.approvalToken ? { approval_token: a.approvalToken } : {}),
       ...(a.pushSecret ? { push_secret: a.pushSecret } : {}),
       ...(a.launchTaskId ? { task_id: a.launchTaskId } : {}),
     }));
@@ -94,6 +98,13 @@ export function announce(a: Announced, o: { json?: boolean; verbose?: boolean })
         `tokens: ${Object.keys(a.tokens).join(", ")} (in ${
           murPath(`${runningDir()}/${a.sessionId}.json`)
         }; mur run --json prints them)`,
+      );
+    }
+    if (a.approvalToken) {
+      console.log(
+        `approval token: in ${
+          murPath(`${runningDir()}/${a.sessionId}.json`)
+        } (approval_token; mur approve and mur deny present it)`,
       );
     }
     // Command lines that run as printed where the user stands (src/invocation.ts).

@@ -10,6 +10,7 @@ import { pathError } from "../path_errors.ts";
 import { planResume, type ResumePlan } from "../session/resume.ts";
 import { badValue, parse, usageError } from "./args.ts";
 import { resolveSessionDir, sessionDirs } from "./session_dirs.ts";
+import { existsSync as exists } from "../path_exists.ts";
 
 export const USAGE =
   `usage: mur run [--manifest PATH] [--task TEXT|PATH] [--context ID] [--resume [SESSION]]
@@ -125,15 +126,6 @@ export function checkValues(v: RunFlags): void {
   // `--task ./taks.md` with no such file is a slip, not a task (task_path.ts).
   if (v.task !== undefined && looksLikePath(v.task) && !exists(v.task)) {
     throw missingTaskFile(v.task);
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }
 

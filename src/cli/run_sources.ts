@@ -54,6 +54,7 @@ export async function startSources(
       // "Roots").
       roots: [p.containment?.writable[0] ?? p.workdirRoot],
       containment: p.containment,
+      networkAllow: manifest.containment?.networkAllow ?? null,
       hostEnv: Deno.env.toObject(),
       onError,
     })

@@ -118,6 +118,7 @@ export async function followTask(
     exitStatus: true,
     lookAgain: (ending) => freshLook(target.url, target.record, ending),
     answerCommand: (id) => steerLine(target, "answer", shortTask(id), "TEXT"),
+    decideCommand: (verb, id) => steerLine(target, verb, shortTask(id)),
   });
 }
 

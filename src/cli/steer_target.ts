@@ -1,7 +1,8 @@
 /**
  * Where `mur send`, `mur answer` and `mur attach` send: a session named as `mur watch` names one
  * (`--session`: `@N`, default `@1`, a full `ses_` id or a unique suffix; session_address.ts) with
- * the operator token from its running record, or a door elsewhere (`--url HOST:PORT`, presenting
+ * the operator token from its running record (on a public door, its `approval_token`: the one
+ * thing such a door takes only from the operator), or a door elsewhere (`--url HOST:PORT`, presenting
  * `$MURMUR_DOOR_TOKEN`). A task is its `tsk_` id or the label `mur watch` prints (task_address.ts).
  */
 import { murLine } from "../invocation.ts";
@@ -52,7 +53,7 @@ export async function resolveTarget(
   return {
     url: record.url,
     name: record.session_id,
-    token: record.tokens?.operator,
+    token: record.tokens?.operator ?? record.approval_token,
     address: ["--session", record.session_id],
     record,
   };

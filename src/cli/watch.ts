@@ -118,21 +118,26 @@ export async function watchCommand(args: string[]): Promise<number> {
       task: taskId === undefined ? undefined : { id: taskId, check: () => getTask(target, taskId) },
       exitStatus: values["exit-status"] ?? false,
       lookAgain: (ending) => freshLook(target.url, record, ending),
-      // `mur answer --session ses_… a1b2c3 TEXT` (or --url): how to answer a waiting task.
-      answerCommand: (id) =>
-        murLine(
-          "answer",
-          ...(values.url !== undefined ? ["--url"] : ["--session"]),
-          target.name,
-          shortTask(id),
-          "TEXT",
-        ),
+      ...steeringHints(values.url !== undefined ? "--url" : "--session", target.name),
     });
   } catch (e) {
     // The reader of a pipe went away (`mur watch | head -1`): nothing left to write to.
     if (e instanceof Deno.errors.BrokenPipe) return WATCH_EXIT.ok;
     throw e;
   }
+}
+
+/**
+ * The commands the stderr notes name under an `[input-required]` line, reaching this session:
+ * `mur answer --session ses_… a1b2c3 TEXT` for a question, `mur approve|deny --session ses_…
+ * a1b2c3` for a call waiting for approval (or `--url HOST:PORT`).
+ */
+function steeringHints(flag: "--url" | "--session", name: string) {
+  return {
+    answerCommand: (id: string) => murLine("answer", flag, name, shortTask(id), "TEXT"),
+    decideCommand: (verb: "approve" | "deny", id: string) =>
+      murLine(verb, flag, name, shortTask(id)),
+  };
 }
 
 /** `--since N`: a decimal event id, 0 or more. */

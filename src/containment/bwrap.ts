@@ -5,6 +5,7 @@
  * read_only), whatever order the policy lists them in.
  */
 import type { ContainmentPolicy } from "./policy.ts";
+import { existsSync as exists } from "../path_exists.ts";
 
 type Mount = { path: string; op: "hide" | "show" | "bind" | "ro" };
 const OP_ORDER = { hide: 0, show: 1, bind: 2, ro: 3 };
@@ -22,15 +23,6 @@ export function mountOrder(p: ContainmentPolicy): Mount[] {
     ...p.readOnly.map((path) => ({ path, op: "ro" as const })),
   ];
   return all.sort((a, b) => depth(a.path) - depth(b.path) || OP_ORDER[a.op] - OP_ORDER[b.op]);
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** bwrap's arguments up to and including `--`; the program and its arguments follow. */

@@ -1,16 +1,17 @@
 /**
  * Answering a pending approval at the door (docs/approvals.md "The wire"): a SendMessage naming
  * the task, with a data part `{approve: true|false, argumentsHash, reason?}`. Only the operator
- * answers: the `operator` token on an authenticated door; on a public door, any caller that does
- * not call itself a peer (a public door cannot tell callers apart: docs/approvals.md "Who may
- * approve"). A peer credential, an edge token, a watcher token, a stale or wrong hash: refused,
- * and the wait stays as it was.
+ * answers: the `operator` token on an authenticated door; on a public door, the operator's
+ * approval token minted at launch (approval_token.ts), since a caller's position proves nothing
+ * there (docs/approvals.md "Who may approve"). Any other caller, a peer credential, an edge token,
+ * a watcher token, a stale or wrong hash: refused, and the wait stays as it was.
  */
 import type { Part } from "../a2a/types.ts";
 import type { TaskRecord } from "../session/task_record.ts";
 import type { CallContext } from "./call_context.ts";
 import { invalidParams, unsupported } from "./jsonrpc.ts";
 import type { IncomingMessage } from "./message.ts";
+import { runningDir } from "../home/running_records.ts";
 
 export interface ApprovalReply {
   approve: boolean;
@@ -41,11 +42,11 @@ export function approvalReplyOf(parts: Part[]): ApprovalReply | null | string {
   return null;
 }
 
-/** Who answers, when the caller may: the operator's credential, or `public` on a public door. */
+/** Who answers, when the caller may: the operator, by its token on either kind of door. */
 function operatorOf(ctx: CallContext): string | null {
   if (ctx.ownTasksOnly) return null;
   if (ctx.caller === "operator") return "operator";
-  if (ctx.caller === "" && ctx.origin !== "peer") return "public";
+  if (ctx.caller === "" && ctx.origin !== "peer" && ctx.approvalToken) return "operator";
   return null;
 }
 
@@ -73,6 +74,12 @@ export function checkApprovalReply(ctx: CallContext, task: TaskRecord, msg: Inco
     throw invalidParams(`Invalid params: the approval answer's data part: ${reply}`);
   }
   if (operatorOf(ctx) === null) {
+    if (ctx.caller === "" && ctx.origin !== "peer") {
+      throw unsupported(
+        `only the operator answers an approval, and on this public door that takes the operator's token: approval_token in the session's running record, ${runningDir()}/${ctx.session.id}.json, as Authorization: Bearer <token> (mur approve and mur deny present it)`,
+        meta,
+      );
+    }
     const who = ctx.caller === ""
       ? "a caller that names itself a peer"
       : `credential '${ctx.caller.replace(/^member:/, "member ")}'`;

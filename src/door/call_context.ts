@@ -21,6 +21,8 @@ export interface CallContext {
   push?: PushNotifications | null;
   /** A formation member's edge token: the caller reaches only the tasks it started. */
   ownTasksOnly?: boolean;
+  /** A public door: the caller presented the operator's approval token (approval_token.ts). */
+  approvalToken?: boolean;
 }
 
 /**

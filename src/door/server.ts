@@ -11,6 +11,7 @@ import { observedCall } from "./call_observer.ts";
 import { errorMessage, MurError } from "../errors.ts";
 import { ConnectionFault } from "../events/view.ts";
 import type { Session } from "../session/session.ts";
+import { ApprovalToken } from "./approval_token.ts";
 import { DoorAuth, type FormationDoor, type Grant } from "./auth.ts";
 import { buildCards, doorMethods } from "./card.ts";
 import { Gate } from "./gate.ts";
@@ -86,6 +87,8 @@ export interface Door {
   cards: { public: string; extended: string | null };
   port: number;
   tokens: Record<string, string> | null;
+  /** A public door of a capsule with `approvals:`: the operator's token for answering one. */
+  approvalToken: string | null;
   shutdown(): Promise<void>;
 }
 
@@ -103,14 +106,7 @@ interface ServedCards {
  */
 export async function startDoor(o: DoorOptions): Promise<Door> {
   const manifest = o.session.manifest;
-  // A formation member's door always authenticates: its callers present edge tokens.
-  const auth = manifest.network.authentication || o.formation
-    ? await DoorAuth.create(
-      manifest.network.authentication?.credentials ?? [],
-      o.tokenKey,
-      o.formation,
-    )
-    : null;
+  const { auth, approver } = await doorTokens(o);
   const where = o.formation && memberTokens(o.formation, o.session.id);
   const gate = new Gate(auth, manifest.name, where);
   // Filled in once the port is known (the card names it); no request is served before.
@@ -120,7 +116,7 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
   const checks = rpcChecks(served, gate);
   const rest = restChecks(served, gate);
   const ctxFor = callContexts(o, cards, push);
-  const dispatch = dispatcher(o, ctxFor);
+  const dispatch = dispatcher(o, ctxFor, approver);
 
   const handle = async (req: Request): Promise<Response> => {
     if (o.ready) await o.ready;
@@ -178,8 +174,25 @@ export async function startDoor(o: DoorOptions): Promise<Door> {
     },
     port,
     tokens: auth ? auth.tokens : null,
+    approvalToken: approver?.token ?? null,
     shutdown: () => shutdown(server),
   };
+}
+
+/**
+ * The door's tokens: an authenticated door's (a formation member's door always authenticates: its
+ * callers present edge tokens), or, on a public door of a capsule with `approvals:`, the
+ * operator's approval token (approval_token.ts): approvals are held to the operator there too.
+ */
+async function doorTokens(
+  o: DoorOptions,
+): Promise<{ auth: DoorAuth | null; approver: ApprovalToken | null }> {
+  const manifest = o.session.manifest;
+  if (manifest.network.authentication || o.formation) {
+    const credentials = manifest.network.authentication?.credentials ?? [];
+    return { auth: await DoorAuth.create(credentials, o.tokenKey, o.formation), approver: null };
+  }
+  return { auth: null, approver: manifest.approvals ? await ApprovalToken.mint() : null };
 }
 
 /** Streams flush what they hold (the log is closed first), then connections are dropped. */
@@ -222,9 +235,9 @@ function callContexts(
   o: DoorOptions,
   cards: ServedCards,
   push: PushNotifications | null,
-): (grant: Grant | null, req: Request) => CallContext {
+): (grant: Grant | null, req: Request, approves?: boolean) => CallContext {
   const seen = new SeenMessages(o.session.manifest.network.retriedSends === "replay");
-  return (grant, req) => {
+  return (grant, req, approves) => {
     const origin = claimedOrigin(req);
     return {
       session: o.session,
@@ -235,6 +248,7 @@ function callContexts(
       seen,
       push,
       ownTasksOnly: grant?.member === true,
+      ...(approves ? { approvalToken: true } : {}),
     };
   };
 }
@@ -243,7 +257,11 @@ function callContexts(
  * One call through the method table. `id` null: the HTTP+JSON binding, whose stream events wear
  * no envelope and whose refusals are Status bodies; else the JSON-RPC request id.
  */
-function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
+function dispatcher(
+  o: DoorOptions,
+  ctxFor: ReturnType<typeof callContexts>,
+  approver: ApprovalToken | null,
+) {
   return async (
     req: Request,
     method: string,
@@ -253,7 +271,8 @@ function dispatcher(o: DoorOptions, ctxFor: ReturnType<typeof callContexts>) {
     binding: Binding,
   ): Promise<Response> => {
     const refuse = (e: RpcError) => id === null ? restError(e) : json(200, rpcErrorBody(id, e));
-    const ctx = ctxFor(grant, req);
+    const approves = approver !== null && await approver.presentedBy(req);
+    const ctx = ctxFor(grant, req, approves);
     const stream = { id, params, headers: req.headers, heartbeatMs: o.heartbeatMs, warn: o.warn };
     if (!isRpcMethod(method)) return refuse(methodNotFound(method));
     try {

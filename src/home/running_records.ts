@@ -29,6 +29,11 @@ export interface RunningRecord {
   /** Only on a door declaring `network.authentication`: `operator` and one per credential. */
   tokens?: { operator: string; [credential: string]: string };
   /**
+   * Only on a public door of a capsule with `approvals:`: the operator's token for answering an
+   * approval there, the one thing that door does not take from any caller (src/door/approval_token.ts).
+   */
+  approval_token?: string;
+  /**
    * Opaque start-time token of `pid` (Linux: field 22 of /proc/<pid>/stat). Filled in by
    * writeRunningRecord when it can be read; lets a reader tell a reused pid from the session's.
    */
@@ -54,6 +59,7 @@ export function parseRunningRecord(v: unknown): RunningRecord | null {
     !(typeof v.pid === "number" && Number.isSafeInteger(v.pid) && v.pid > 0) ||
     !str("capsule_name") || !str("capsule_version") || !str("workdir") || !str("started_at") ||
     !optStr("session_dir") || !optStr("process_start") || !optStr("formation_member") ||
+    !optStr("approval_token") ||
     !(v.formation_id === undefined ||
       (typeof v.formation_id === "string" && /^frm_[0-9a-f]{32}$/.test(v.formation_id)))
   ) return null;
@@ -78,6 +84,7 @@ export function parseRunningRecord(v: unknown): RunningRecord | null {
     out.tokens = tokens === undefined ? undefined : { ...tokens } as RunningRecord["tokens"];
   }
   if (Object.hasOwn(v, "process_start")) out.process_start = v.process_start as string | undefined;
+  if (typeof v.approval_token === "string") out.approval_token = v.approval_token;
   if (typeof v.formation_id === "string") out.formation_id = v.formation_id;
   if (typeof v.formation_member === "string") out.formation_member = v.formation_member;
   return out;

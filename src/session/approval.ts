@@ -8,8 +8,18 @@
 /** Past this many characters of canonical JSON, `argumentsPreview` stands for `arguments`. */
 export const ARGUMENTS_INLINE_MAX = 4000;
 
-/** Where the tool came from: a shell tool, the manifest's tools, a packaged tool, mur's own. */
-export type ApprovalSource = "shell" | "tool" | "artifact" | "builtin" | "session";
+/**
+ * Where the tool came from: a shell tool, the manifest's tools, a packaged tool, mur's own, an
+ * MCP server's (`mcp__<server>__<tool>`), an OpenAPI service's (`openapi__<service>__<op>`).
+ */
+export type ApprovalSource =
+  | "shell"
+  | "tool"
+  | "artifact"
+  | "builtin"
+  | "session"
+  | "mcp"
+  | "openapi";
 
 export interface ApprovalDetail {
   kind: "approval";

@@ -39,6 +39,8 @@ export function shellLine(binary: string, command: unknown): string {
 function sourceOf(d: LoopDeps, name: string, isShell: boolean): ApprovalSource {
   if (isShell) return "shell";
   if (d.sessionTools?.has(name)) return "session";
+  if (name.startsWith("mcp__")) return "mcp";
+  if (name.startsWith("openapi__")) return "openapi";
   const t = d.manifest.tools.find((t) => t.name === name);
   if (t?.kind === "builtin") return "builtin";
   return t?.kind === "command" && t.artifact ? "artifact" : "tool";

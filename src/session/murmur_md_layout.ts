@@ -5,15 +5,7 @@
  * listed only when there is a launch task).
  */
 import type { Workdir } from "./workdir.ts";
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { existsSync as exists } from "../path_exists.ts";
 
 export function layoutLines(wd: Workdir): string[] {
   const entries: [string, string][] = [

@@ -12,6 +12,7 @@ import { SKILL_FILE, skillDescription } from "../manifest/artifacts.ts";
 import { errorMessage } from "../errors.ts";
 import { fence } from "./fence.ts";
 import { notReached, type SkillCall, type Tool, type ToolResult } from "./types.ts";
+import { existsSync as exists } from "../path_exists.ts";
 
 const NO_INPUT = { type: "object", properties: {} } as const;
 
@@ -121,14 +122,5 @@ export class SkillShelf {
       return []; // no tools folder: no runtime skills
     }
     return names.sort().flatMap((n) => this.#runtimeSkill(n) ?? []);
-  }
-}
-
-function exists(path: string): boolean {
-  try {
-    Deno.statSync(path);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -50,6 +50,8 @@ export interface RenderOptions {
    * its `[input-required]` line; absent: no hint.
    */
   answerCommand?: (taskId: string) => string;
+  /** The command that approves or denies a pending approval (`mur approve …`); absent: none. */
+  decideCommand?: (verb: "approve" | "deny", taskId: string) => string;
 }
 
 export class WatchRenderer {
@@ -68,6 +70,7 @@ export class WatchRenderer {
   private labels: boolean;
   private oneTask: boolean;
   private answerCommand?: (taskId: string) => string;
+  private decideCommand?: (verb: "approve" | "deny", taskId: string) => string;
   /** Every task this watch has read an event of. */
   private tasks = new Set<string>();
 
@@ -78,6 +81,7 @@ export class WatchRenderer {
     this.labels = opts.labels ?? false;
     this.oneTask = opts.oneTask ?? false;
     this.answerCommand = opts.answerCommand;
+    this.decideCommand = opts.decideCommand;
   }
 
   /** One StreamResponse (the JSON-RPC `result`) → what to write. */
@@ -117,7 +121,12 @@ export class WatchRenderer {
         }
         const out = this.lines(lines, ev.contextId);
         const safeText = ev.text === undefined ? undefined : this.safe(ev.text);
-        const note = statusNote(word, ev.taskId, safeText, this.answerCommand);
+        const decide = this.decideCommand;
+        const note = ev.approval && word === "input-required" && decide
+          ? `[murmur] ${taskLabel(ev.taskId)} waits for approval; \`${
+            decide("approve", ev.taskId)
+          }\` or \`${decide("deny", ev.taskId)} --reason TEXT\`\n`
+          : statusNote(word, ev.taskId, safeText, this.answerCommand);
         if (note !== null) out.push({ to: "stderr", text: note });
         return out;
       }

@@ -185,7 +185,15 @@ function artifactUpdate(v: unknown): ArtifactUpdateIn | null {
 }
 
 export type WatchEvent =
-  | { kind: "status"; taskId: string; contextId?: string; state: string; text?: string }
+  | {
+    kind: "status";
+    taskId: string;
+    contextId?: string;
+    state: string;
+    text?: string;
+    /** The status carries an approval's data part (docs/door.md "Approvals and steering"). */
+    approval?: true;
+  }
   | { kind: "frame"; taskId?: string; contextId?: string; frame: Frame }
   | { kind: "response"; taskId: string; contextId?: string; text: string }
   | { kind: "published"; taskId: string; contextId?: string; artifact: PublishedIn }
@@ -232,9 +240,12 @@ function partsText(parts: Part[] | undefined): string | undefined {
  * for a person (docs/door.md "Approvals and steering").
  */
 function dataText(data: unknown): string {
-  const approval = typeof data === "object" && data !== null &&
+  return isApproval(data) ? "" : JSON.stringify(data);
+}
+
+function isApproval(data: unknown): boolean {
+  return typeof data === "object" && data !== null &&
     (data as Record<string, unknown>).kind === "approval";
-  return approval ? "" : JSON.stringify(data);
 }
 
 /** The frame under metadata[STREAM_URI], if that object names one (the reopen annotation does not). */
@@ -273,6 +284,7 @@ export function classify(result: unknown): WatchEvent {
       contextId: u.contextId,
       state: u.state,
       text: partsText(u.message?.parts),
+      ...(u.message?.parts?.some((p) => isApproval(p.data)) ? { approval: true as const } : {}),
     };
   }
   if ("artifactUpdate" in r) {

@@ -56,6 +56,8 @@ export interface WatchOptions {
   exitStatus?: boolean;
   /** The command that answers a task waiting for input, told on stderr (render.ts). */
   answerCommand?: (taskId: string) => string;
+  /** The command that approves or denies a pending approval, told on stderr (render.ts). */
+  decideCommand?: (verb: "approve" | "deny", taskId: string) => string;
   /**
    * Each StreamResponse shown, after it was written, with its event id (null: unnumbered);
    * `mur attach` keeps what waits on it.
@@ -174,6 +176,7 @@ export async function watch(target: WatchTarget, io: WatchIO, opts: WatchOptions
     labels: opts.labels,
     oneTask: opts.task !== undefined,
     answerCommand: opts.answerCommand,
+    decideCommand: opts.decideCommand,
   });
   const outcomes = new Outcomes();
   const exitStatus = opts.exitStatus ?? false;

@@ -19,7 +19,7 @@ const run = (id: string, command: string) => ({
   steps: [{ tool_call: { id, name: "bash", input: { command } } }],
 });
 
-Deno.test("mur approve / mur deny: by label and by id, text and --json, hints; E-RUN-070 and E-RUN-071 change nothing", async () => {
+Deno.test("mur approve / mur deny: by label, by id or the one waiting, text and --json, hints; E-RUN-070 and E-RUN-071 change nothing", async () => {
   const cap = await startCapsule({
     manifest: {
       name: "gated",
@@ -69,11 +69,14 @@ Deno.test("mur approve / mur deny: by label and by id, text and --json, hints; E
     const bad = await runMur(["approve", label, "--reason", "x"], env);
     assert.equal(bad.code, 2, bad.stderr);
     assert.match(bad.stderr, /^error\[E-CLI-002\]: mur approve: /);
+    const both = await runMur(["approve", "--session", "@1", "--url", cap.ready.url, label], env);
+    assert.equal(both.code, 2, both.stderr);
+    assert.match(both.stderr, /give --session or --url, not both/);
 
-    const ok = await runMur(["approve", label], env);
+    const ok = await runMur(["approve", "--session", "@1", label], env);
     assert.equal(ok.code, 0, ok.stderr);
     assert.equal(ok.stdout, `approved ${one.id}: bash echo ✓ one > one.txt\n`);
-    assert.match(ok.stderr, new RegExp(`follow it: .*watch --task ${label}\\n$`));
+    assert.match(ok.stderr, new RegExp(`follow it: .*watch @1 --task ${label}\\n$`));
     await waitTask(cap.base, one.id, ended, 15_000, op);
     assert.equal(await Deno.readTextFile(`${wd}/one.txt`), "✓ one\n");
 
@@ -107,6 +110,27 @@ Deno.test("mur approve / mur deny: by label and by id, text and --json, hints; E
     assert.match(j.argumentsHash, /^sha256:[0-9a-f]{64}$/);
     await waitTask(cap.base, two.id, ended, 15_000, op);
     assert.equal(await Deno.stat(`${wd}/two.txt`).then(() => true, () => false), false);
+
+    // No TASK: the one task waiting for an approval, or E-RUN-070 naming none or several.
+    const nothing = await runMur(["approve"], env);
+    assert.equal(nothing.code, 1);
+    assert.match(
+      nothing.stderr,
+      /^error\[E-RUN-070\]: no task of ses_[0-9a-f]{32} waits for an approval/m,
+    );
+    // One task runs at a time, so at most one approval waits: named by the session alone.
+    const a = await submit(cap.base, "one", { token: op });
+    await waitTask(cap.base, a.id, pending, 15_000, op);
+    const only = await runMur(["approve", "--json"], env);
+    assert.equal(only.code, 0, only.stderr);
+    assert.equal(JSON.parse(only.stdout).task, a.id);
+    await waitTask(cap.base, a.id, ended, 15_000, op);
+    const b = await submit(cap.base, "two", { token: op });
+    await waitTask(cap.base, b.id, pending, 15_000, op);
+    const bySession = await runMur(["deny", "@1"], env);
+    assert.equal(bySession.code, 0, bySession.stderr);
+    assert.equal(bySession.stdout, `denied ${b.id}: bash echo two > two.txt\n`);
+    await waitTask(cap.base, b.id, ended, 15_000, op);
 
     // No such task.
     const none = await runMur(["deny", "ffffff"], env);

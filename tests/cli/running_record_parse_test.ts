@@ -82,3 +82,12 @@ Deno.test("running record: the same verdict and the same kept keys as the old zo
     { numRuns: 3000 },
   );
 });
+
+Deno.test("running record: a public door's approval_token is kept when a string; any other value refuses the record", () => {
+  const kept = parseRunningRecord({ ...GOOD, approval_token: "mdt1.a.b" });
+  assert.equal(kept?.approval_token, "mdt1.a.b");
+  assert.equal(parseRunningRecord(GOOD)?.approval_token, undefined);
+  for (const bad of [3, null, {}, ["mdt1.a.b"]]) {
+    assert.equal(parseRunningRecord({ ...GOOD, approval_token: bad }), null, JSON.stringify(bad));
+  }
+});

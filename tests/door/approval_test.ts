@@ -1,7 +1,8 @@
 /**
  * Approvals on the wire (docs/approvals.md): a shell call the manifest's `approvals:` policy
  * covers waits in TASK_STATE_INPUT_REQUIRED with a readable status and the approval data part;
- * only the operator's token answers it (a peer credential, a watcher token, a new task carrying
+ * only the operator's token answers it, on a public door too (there the approval token mur
+ * mints for it, which a contained tool cannot read; a plain caller, a peer credential, a watcher token, a new task carrying
  * an answer, a stale hash and a text reply are refused and change nothing); approve runs the
  * call, deny and a timeout do not and the model reads the denial as the call's result; the
  * trace has `approval_requested` / `approval_resolved`.
@@ -305,7 +306,12 @@ Deno.test("approvals: only the operator's token answers, a stale hash changes no
   }
 });
 
-Deno.test("approvals: a public door takes the answer from any caller but one naming itself a peer; a cancel ends the wait; on-approval hooks hear both ends", async () => {
+Deno.test("approvals: a public door takes the answer only with the operator's approval token (mur approve presents it); a contained tool cannot read it; a cancel ends the wait; on-approval hooks hear both ends", async () => {
+  // The test's mur home is `.murmur-home` in the capsule folder, two up from the workdir the
+  // model's shell starts in (`workdir/<session>`): there, only containment keeps it from the shell.
+  const base = script();
+  const peek = `printf 'env:%s home:%s\\n' "$(env | grep -c 'mdt1\\.')" ` +
+    `"$(cat ../../.murmur-home/running/*.json 2>&1 | grep -c approval_token)"`;
   const cap = await startCapsule({
     manifest: manifest({
       hooks: [{ name: "notify", binding: "on-approval", command: ["./notify.sh"] }],
@@ -313,27 +319,69 @@ Deno.test("approvals: a public door takes the answer from any caller but one nam
       // approval's own rule (without consent the gate refuses it first: docs/door.md).
       exports: { peer_tasks: { accept: true } },
     }),
-    script: script(),
+    script: {
+      tasks: [{
+        match: "^peek",
+        turns: [{ steps: [{ tool_call: { id: "k", name: "bash", input: { command: peek } } }] }, {
+          steps: [{ text: "peeked" }],
+        }],
+      }, ...base.tasks],
+    },
     files: {
       "notify.sh": `#!/bin/sh\nin=$(cat)\nprintf '%s\\n' "$in" >> approvals.jsonl\necho '{}'\n`,
     },
   });
   const wd = cap.ready.workdir;
+  const home = cap.home;
   try {
+    assert.equal(`${cap.dir}/workdir/${cap.ready.session_id}`, wd);
+    assert.equal(home, `${cap.dir}/.murmur-home`);
+    // The token: in the readiness line and the running record, nowhere a contained tool reads.
+    const token = cap.ready.approval_token!;
+    assert.match(token, /^mdt1\./);
+    assert.equal(cap.ready.tokens, undefined);
+    const record = JSON.parse(
+      await Deno.readTextFile(`${home}/running/${cap.ready.session_id}.json`),
+    );
+    assert.equal(record.approval_token, token);
+    const start = (await traceOf(cap)).find((l) => l.event_type === "session_start");
+    assert.equal(start?.containment_achieved, "scoped");
+    const p = await submit(cap.base, "peek");
+    await waitTask(cap.base, p.id, ended);
+    assert.match(await toolResult(cap, "none", p.id), /\nStdout:\nenv:0 home:0\n/);
+    // The same command on the host, from the same folder, does read it: the path is right.
+    const host = await new Deno.Command("bash", { args: ["-c", peek], cwd: wd }).output();
+    assert.equal(new TextDecoder().decode(host.stdout), "env:0 home:1\n");
+
     const t1 = await submit(cap.base, "first");
     await waitTask(cap.base, t1.id, pending);
     const yes = answer(t1.id, { approve: true, argumentsHash: await hashOf(LINE) });
+    // Any caller that reaches the port (the model's own curl among them): refused, with where
+    // the operator's token is; so is a token the session did not mint, and a named peer.
+    const plain = await call(cap.base, "SendMessage", yes);
+    assert.equal(plain.json?.error?.code, -32004, plain.text);
+    assert.equal(
+      plain.json.error.message,
+      `only the operator answers an approval, and on this public door that takes the operator's token: approval_token in the session's running record, ${home}/running/${cap.ready.session_id}.json, as Authorization: Bearer <token> (mur approve and mur deny present it)`,
+    );
+    const forged = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+    const wrong = await call(cap.base, "SendMessage", yes, { token: forged });
+    assert.equal(wrong.json?.error?.code, -32004, wrong.text);
     const peer = await call(cap.base, "SendMessage", yes, {
-      headers: { "x-murmur-task-origin": "peer" },
+      headers: { "x-murmur-task-origin": "peer", authorization: `Bearer ${token}` },
     });
     assert.match(
       peer.json?.error?.message ?? peer.text,
       /only the operator answers an approval; a caller that names itself a peer cannot/,
     );
     assert.equal(peer.json.error.code, -32004);
+    const still = await call(cap.base, "GetTask", { id: t1.id });
+    assert.equal(still.json?.result?.status?.state, "TASK_STATE_INPUT_REQUIRED", still.text);
     assert.equal(await exists(`${wd}/pushed.txt`), false);
-    const ok = await call(cap.base, "SendMessage", yes);
-    assert.ok(ok.json?.result?.task, ok.text);
+    // The rest of the public door stays public: GetTask above took no token.
+    const ok = await runMur(["approve", t1.id.slice(-6)], { MURMUR_HOME: home });
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`^approved ${t1.id}: bash ${LINE}`));
     await waitTask(cap.base, t1.id, ended);
     assert.equal(await Deno.readTextFile(`${wd}/pushed.txt`), "pushed\n");
 
@@ -346,7 +394,7 @@ Deno.test("approvals: a public door takes the answer from any caller but one nam
       return r.length === 2 ? r : undefined;
     });
     assert.deepEqual(resolved.map((l) => [l.outcome, l.by ?? null]), [
-      ["approved", "public"],
+      ["approved", "operator"],
       ["canceled", null],
     ]);
     assert.equal(await exists(`${wd}/second.txt`), false);
@@ -361,7 +409,7 @@ Deno.test("approvals: a public door takes the answer from any caller but one nam
       heard.map((e) => [e.event, e.phase, e.task_id, e.tool_name, e.outcome ?? null, e.by ?? null]),
       [
         ["on-approval", "requested", t1.id, "bash", null, null],
-        ["on-approval", "resolved", t1.id, "bash", "approved", "public"],
+        ["on-approval", "resolved", t1.id, "bash", "approved", "operator"],
         ["on-approval", "requested", t2.id, "bash", null, null],
         ["on-approval", "resolved", t2.id, "bash", "canceled", null],
       ],

@@ -15,6 +15,8 @@ export interface Ready {
   version: string;
   workdir: string;
   tokens?: Record<string, string>;
+  /** A public door of a capsule with `approvals:`: the operator's token for answering one. */
+  approval_token?: string;
 }
 
 export interface Capsule {

@@ -96,15 +96,17 @@ Deno.test("approvals: docs/door.md's example hash is the canonical JSON's hash o
 
 Deno.test("approvals: W-MAN-010 for an entry that never asks as written", async () => {
   const { warnings } = await load(
-    `${BASE}capabilities:\n  shell: {allow: [sh]}\ntools:\n  - builtin: publish\napprovals:\n  tools:\n    bsh: {approve: ask}\n    publish: {approve: ask, commands: ["x *"]}\n    sh: {approve: ask, commands: ["rm *"]}\n    call-member: {approve: ask}\n    nope: {approve: never}\n`,
+    `${BASE}capabilities:\n  shell: {allow: [sh]}\ntools:\n  - builtin: publish\nmcp_servers:\n  gh: {url: "http://127.0.0.1:9/mcp"}\napprovals:\n  tools:\n    bsh: {approve: ask}\n    publish: {approve: ask, commands: ["x *"]}\n    sh: {approve: ask, commands: ["rm *"]}\n    call-member: {approve: ask}\n    mcp__gh__create_issue: {approve: ask}\n    mcp__other__x: {approve: ask}\n    nope: {approve: never}\n`,
   );
   const ours = warnings.filter((w) => w.includes("W-MAN-010"));
-  assert.equal(ours.length, 2, ours.join("\n"));
+  assert.equal(ours.length, 3, ours.join("\n"));
   assert.match(
     ours[0],
     /approvals\.tools\.bsh names no tool this manifest declares \(sh, publish\)/,
   );
   assert.match(ours[1], /approvals\.tools\.publish\.commands: publish is not a shell tool/);
+  // A declared MCP server's tools are named at start: only an undeclared server's is warned.
+  assert.match(ours[2], /approvals\.tools\.mcp__other__x names no tool/);
 });
 
 /** `v` with every object's keys in reverse order (the same value to JSON). */

@@ -80,7 +80,8 @@ Deno.test("claude-code through mur run: a bridged tool call waits for approval; 
         taskId: id,
         parts: [{ data: { approve: true, argumentsHash: detail.argumentsHash } }],
       }),
-      { token: cap.ready.tokens?.operator },
+      // A public door: the operator's approval token (docs/approvals.md "Who may approve").
+      { token: cap.ready.approval_token },
     );
     const task = (answered.result as { task: { status: { state: string } } }).task;
     assert.equal(task.status.state, "TASK_STATE_COMPLETED", JSON.stringify(answered));

@@ -95,7 +95,11 @@ function taskOf(e: Ev): string | undefined {
 Deno.test("soak: 220 turns of real tools, every reader gets every event byte for byte", async () => {
   const seed = suiteSeed("soak");
   const r = prng(seed);
-  const data = await Deno.makeTempDir({ prefix: "mur-soak-data-" });
+  // Not under /tmp: the tools run under the default scoped containment, where /tmp is each
+  // process's own (docs/containment.md); the rest of the host is theirs to read.
+  const cache = new URL("../../.cache", import.meta.url).pathname;
+  await Deno.mkdir(cache, { recursive: true });
+  const data = await Deno.makeTempDir({ dir: cache, prefix: "mur-soak-data-" });
   // Files the model reads: the edges of the wire's blocks, the 16 KiB truncation, up to 64 KiB.
   const sizes = [0, 1, 1023, 1024, 4096, 7000, 16383, 16384, 16385, 40960, 65536];
   const files: { path: string; text: string }[] = [];

@@ -171,3 +171,75 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "page: on a public door the page follows with no token, and Approve asks for the operator's approval token once; with it the call runs",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const cap = await startCapsule({
+      manifest: {
+        name: "open-gated",
+        version: "0.1.0",
+        lifecycle: { task_acceptance: "queue", after_task: "sleep", queue_depth: 5 },
+        capabilities: { shell: { allow: ["bash"] } },
+        approvals: { tools: { bash: { approve: "ask", commands: ["touch *"] } } },
+      },
+      script: {
+        tasks: [{
+          turns: [
+            {
+              steps: [{
+                tool_call: { id: "t", name: "bash", input: { command: "touch approved.txt" } },
+              }],
+            },
+            { steps: [{ text: "touched" }] },
+          ],
+        }],
+      },
+    });
+    const chrome = await startChromium();
+    try {
+      const task = await submit(cap.base, "touch");
+      await waitTask(cap.base, task.id, pending, 15_000);
+      const card = `.task[data-task="${task.id}"]`;
+      const page = await chrome.page({ width: 900, height: 700 });
+      await page.goto(`${cap.base}/ui`);
+      await waitPage(page, "the approval controls", (doc, c) => {
+        const s = doc.querySelector(`${c} section.approval`);
+        return !!s && !s.hidden;
+      }, card);
+      // No token yet: the door refuses the answer, and the page asks for the operator's.
+      await page.click(`${card} button.approve`);
+      await waitPage(page, "the token form", (doc) => !doc.getElementById("login").hidden);
+      assert.match(
+        await textOf(page, "#login-why"),
+        /^Answering an approval on this door takes the operator's token\. SendMessage: only the operator answers an approval, and on this public door that takes the operator's token: approval_token in the session's running record/,
+      );
+      const still = await call(cap.base, "GetTask", { id: task.id });
+      assert.equal(still.json.result.status.state, "TASK_STATE_INPUT_REQUIRED");
+      assert.equal(await Deno.stat(`${cap.ready.workdir}/approved.txt`).catch(() => null), null);
+
+      await login(page, cap.ready.approval_token!);
+      await waitPage(page, "the approval controls again", (doc, c) => {
+        const s = doc.querySelector(`${c} section.approval`);
+        return !!s && !s.hidden && doc.getElementById("login").hidden;
+      }, card);
+      await page.click(`${card} button.approve`);
+      await waitTask(cap.base, task.id, ended, 15_000);
+      await waitPage(
+        page,
+        "the approved task completed",
+        (doc, c) => doc.querySelector(`${c} .state`)?.textContent === "completed",
+        card,
+      );
+      assert.ok(await Deno.stat(`${cap.ready.workdir}/approved.txt`).then(() => true, () => false));
+      const resolved = (await traceOf(cap)).find((l) => l.event_type === "approval_resolved");
+      assert.equal(resolved?.by, "operator");
+    } finally {
+      await chrome.close();
+      await cap.close();
+    }
+  },
+});

@@ -27,6 +27,8 @@ import { type ListedTool, listTools } from "./listing.ts";
 import { McpStdioTransport } from "./stdio_transport.ts";
 
 import type { SourceError, SourcePhase } from "../source_errors.ts";
+import type { NetworkAllowEntry } from "../../containment/config.ts";
+import { urlAllowed } from "../../containment/url_allowed.ts";
 
 export type { SourceError, SourcePhase };
 
@@ -46,6 +48,8 @@ export interface McpSourceDeps {
   logLimitBytes?: number;
   /** What a stdio server runs under (src/containment/spawn.ts); absent: unconfined. */
   containment?: ContainmentPolicy;
+  /** `capabilities.network.allow`: an HTTP server's url must be in it when declared. */
+  networkAllow?: NetworkAllowEntry[] | null;
 }
 
 export const RESTART_DELAYS_MS = [500, 2_000, 8_000];
@@ -89,6 +93,12 @@ export class McpSource {
 
   /** Connects and lists; a failure is told (phase `launch`) and leaves the source down. */
   async start(): Promise<void> {
+    if (this.cfg.kind === "http" && !urlAllowed(this.cfg.url, this.d.networkAllow ?? null)) {
+      this.state = "down";
+      const host = new URL(this.cfg.url).host;
+      this.#tell(`${host} is not in capabilities.network.allow; not connected`, "launch");
+      return;
+    }
     try {
       await this.#connect();
       this.state = "up";

@@ -1,5 +1,6 @@
 /**
- * The live page's entry: asks for a token when the door wants one, learns the caller's scopes
+ * The live page's entry: asks for a token when the door wants one (or, on a public door, when an
+ * approval answer needs the operator's), learns the caller's scopes
  * from GET /ui/status, follows murmur.WatchSession (client.js) into the model (model.js), and
  * draws it (view.js) at most once per animation frame.
  */
@@ -63,15 +64,25 @@ const view = createView({
   },
   async approve(taskId, argumentsHash, approve, reason) {
     const data = { approve, argumentsHash, ...(reason ? { reason } : {}) };
-    await client.rpc("SendMessage", {
-      message: {
-        messageId: messageId(),
-        role: "ROLE_USER",
-        taskId,
-        parts: [{ data, mediaType: "application/json" }],
-      },
-      configuration: { returnImmediately: true },
-    });
+    try {
+      await client.rpc("SendMessage", {
+        message: {
+          messageId: messageId(),
+          role: "ROLE_USER",
+          taskId,
+          parts: [{ data, mediaType: "application/json" }],
+        },
+        configuration: { returnImmediately: true },
+      });
+    } catch (e) {
+      // A public door takes an approval only with the operator's approval token (the rest of it
+      // needs none): the token form asks for it, and the page presents it from then on.
+      const why = /** @type {Error} */ (e).message;
+      if (client.token === null && /approval_token/.test(why)) {
+        askToken(`Answering an approval on this door takes the operator's token. ${why}`);
+      }
+      throw e;
+    }
   },
   image: (url) => client.image(url),
 });
