@@ -2,7 +2,7 @@
  * `mur attach` (docs/steering.md): one terminal that follows a session as `mur watch` does and
  * reads lines from the person at it. A line answers the newest question a task waits on, or
  * else sends a follow-up task in the conversation seen last; `/approve` and `/deny [reason]`
- * decide the newest pending approval, `/cancel [TASK]` cancels the newest running task (or the
+ * decide the newest pending approval, `/steer [TASK] TEXT` steers a working task, `/cancel [TASK]` cancels the newest running task (or the
  * one named), `/quit` (or end of input) leaves. What each line did is said on stderr.
  */
 import { usageText } from "../invocation.ts";
@@ -17,6 +17,7 @@ import { stdoutColor, stdoutWidth, writeErr, writeOut } from "./output.ts";
 import { ATTACH_COMMANDS, AttachState, type LineAction, type Waiting } from "./attach_state.ts";
 import { sendMessage } from "./steer_call.ts";
 import { freshLook } from "./fresh_look.ts";
+import { noSteerLine, offersSteer, steer } from "./attach_steer.ts";
 import { answerMessage, approvalMessage, taskMessage } from "./steer_messages.ts";
 import { resolveTarget, type SteerTarget, TARGET_FLAGS, TARGET_USAGE } from "./steer_target.ts";
 
@@ -27,6 +28,8 @@ waits on ([input-required]), or else sends a follow-up task in the conversation 
 
   /approve              approve the call the newest pending approval asks about
   /deny [REASON]        deny it (the model reads the reason)
+  /steer [TASK] TEXT    steer the newest working task (or the one whose label ends in TASK): it
+                        reads TEXT at its next turn boundary; says how it was taken
   /cancel [TASK]        cancel the newest running task, or the one whose label ends in TASK
   /quit                 leave (so does end of input, Ctrl-D); the session keeps running
 
@@ -149,6 +152,15 @@ async function act(target: SteerTarget, action: LineAction): Promise<void> {
         return await writeErr(
           `[murmur] ${action.approve ? "approved" : "denied"} ${taskLabel(action.taskId)}\n`,
         );
+      }
+      case "steer": {
+        // The answer comes at the task's next turn boundary: told when it comes, while the
+        // person goes on typing.
+        if (!(await offersSteer(target))) return await writeErr(noSteerLine(target) + "\n");
+        await writeErr(`[murmur] steering ${taskLabel(action.taskId)}\n`);
+        steer(target, action.taskId, action.text).then((line) => writeErr(line + "\n"))
+          .catch(() => {});
+        return;
       }
       case "cancel": {
         const a = await callDoor(target.url, "CancelTask", { id: action.taskId }, target.token);

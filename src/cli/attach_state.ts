@@ -23,15 +23,18 @@ export type LineAction =
   | { kind: "task"; text: string; contextId?: string }
   | { kind: "decide"; taskId: string; approve: boolean; argumentsHash: string; reason?: string }
   | { kind: "cancel"; taskId: string }
+  | { kind: "steer"; taskId: string; text: string }
   | { kind: "say"; text: string };
 
-export const ATTACH_COMMANDS = "/approve, /deny [reason], /cancel, /quit";
+export const ATTACH_COMMANDS = "/approve, /deny [reason], /steer [task] text, /cancel, /quit";
 
 export class AttachState {
   /** Tasks waiting for a person, oldest first (a Map keeps insertion order). */
   readonly waiting = new Map<string, Waiting>();
   /** Tasks seen and not ended, oldest first. */
   readonly running = new Map<string, string | undefined>();
+  /** Tasks whose newest state is WORKING, oldest first: the ones a steer may go to. */
+  readonly working = new Set<string>();
   /** The conversation of the task seen last: where a plain line follows up. */
   lastContext: string | undefined;
 
@@ -42,6 +45,8 @@ export class AttachState {
     const word = stateWord(ev.state);
     if (ev.contextId) this.lastContext = ev.contextId;
     this.waiting.delete(ev.taskId);
+    this.working.delete(ev.taskId);
+    if (word === "working") this.working.add(ev.taskId);
     if (TERMINAL_WORDS.has(word)) {
       this.running.delete(ev.taskId);
       return null;
@@ -103,8 +108,27 @@ export class AttachState {
         }
         return { kind: "cancel", taskId: id };
       }
+      case "/steer":
+        return this.steer(rest, arg);
       default:
         return { kind: "say", text: `unknown command ${cmd}: ${ATTACH_COMMANDS}` };
     }
+  }
+
+  /**
+   * `/steer TEXT` steers the newest working task; `/steer TASK TEXT` the working task whose id
+   * ends in TASK (a first word that names no working task is part of the text).
+   */
+  private steer(words: string[], arg: string): LineAction {
+    const ids = [...this.working];
+    const first = words[0]?.toLowerCase() ?? "";
+    const named = words.length > 1 && first.length >= 4
+      ? ids.find((t) => t.toLowerCase().endsWith(first))
+      : undefined;
+    const text = named ? arg.slice(words[0].length).trim() : arg;
+    if (text === "") return { kind: "say", text: "usage: /steer [task] text" };
+    const id = named ?? ids.at(-1);
+    if (!id) return { kind: "say", text: "no task is working: a steer goes to a working task" };
+    return { kind: "steer", taskId: id, text };
   }
 }

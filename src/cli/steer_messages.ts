@@ -4,11 +4,14 @@
  *
  * - a new task, or a follow-up in a context: `{messageId, role, parts:[{text}], contextId?}`;
  * - an answer to a task waiting for input: the same with `taskId`;
+ * - a steer of a running task: the same with `taskId` and the steer extension's URI as a key of
+ *   `metadata`;
  * - an approval decision: `taskId` and one data part `{approve, argumentsHash, reason?}`, the
  *   answer to a pending approval, which is a task in `TASK_STATE_INPUT_REQUIRED` whose status
  *   message carries a data part `{kind: "approval", tool, source, arguments, argumentsHash,
  *   reason}` (docs/steering.md "Approvals on the wire").
  */
+import { STEER_URI } from "../events/frames.ts";
 import { newMessageId } from "./steer_target.ts";
 
 export interface OutMessage {
@@ -17,6 +20,7 @@ export interface OutMessage {
   parts: ({ text: string } | { data: Record<string, unknown> })[];
   taskId?: string;
   contextId?: string;
+  metadata?: Record<string, unknown>;
 }
 
 /** A new task (a follow-up when `contextId` names a conversation). */
@@ -32,6 +36,20 @@ export function taskMessage(text: string, contextId?: string): OutMessage {
 /** The reply to a task waiting in `TASK_STATE_INPUT_REQUIRED`. */
 export function answerMessage(taskId: string, text: string): OutMessage {
   return { messageId: newMessageId(), role: "ROLE_USER", taskId, parts: [{ text }] };
+}
+
+/**
+ * A steer for a WORKING task: its text, and the steer extension's URI as a metadata key, which the
+ * door reads as "take this at the next turn boundary" (docs/approvals.md "Steering").
+ */
+export function steerMessage(taskId: string, text: string): OutMessage {
+  return {
+    messageId: newMessageId(),
+    role: "ROLE_USER",
+    taskId,
+    parts: [{ text }],
+    metadata: { [STEER_URI]: {} },
+  };
 }
 
 /** A pending approval as its status message carries it. */

@@ -10,8 +10,12 @@ import {
   answerMessage,
   approvalMessage,
   pendingApproval,
+  steerMessage,
   taskMessage,
 } from "../../src/cli/steer_messages.ts";
+import { steerLine } from "../../src/cli/attach_steer.ts";
+
+const STEER_URI = "https://docs.murmur.nexus/reference/agent-card/#murmur-steer-v1";
 
 const T1 = "tsk_0199c4e2f1b7712a9d3e4f5061728394";
 const T2 = "tsk_0199c4e2f1b7712a9d3e4f5061728395";
@@ -100,6 +104,66 @@ Deno.test("attach: /cancel takes the newest running task, or the one named; ende
   assert.deepEqual(s.line("/cancel"), { kind: "cancel", taskId: T1 });
   s.see(status(T1, "TASK_STATE_COMPLETED"));
   assert.equal(s.line("/cancel").kind, "say");
+});
+
+Deno.test("attach: /steer goes to the newest working task, or the one named; a waiting or ended task takes none", () => {
+  const s = new AttachState();
+  assert.deepEqual(s.line("/steer use staging"), {
+    kind: "say",
+    text: "no task is working: a steer goes to a working task",
+  });
+  s.see(status(T1, "TASK_STATE_WORKING"));
+  s.see(status(T2, "TASK_STATE_WORKING"));
+  assert.deepEqual(s.line("/steer  use staging ✓ "), {
+    kind: "steer",
+    taskId: T2,
+    text: "use staging ✓",
+  });
+  assert.deepEqual(s.line("/steer 728394 use staging"), {
+    kind: "steer",
+    taskId: T1,
+    text: "use staging",
+  });
+  // A first word naming no working task is part of the text.
+  assert.deepEqual(s.line("/steer staging please"), {
+    kind: "steer",
+    taskId: T2,
+    text: "staging please",
+  });
+  assert.deepEqual(s.line("/steer"), { kind: "say", text: "usage: /steer [task] text" });
+  // A task that waits for input is not working: the steer goes to the other.
+  s.see(status(T2, "TASK_STATE_INPUT_REQUIRED", [{ text: "Which branch?" }]));
+  assert.deepEqual(s.line("/steer hurry"), { kind: "steer", taskId: T1, text: "hurry" });
+  s.see(status(T1, "TASK_STATE_COMPLETED"));
+  assert.equal(s.line("/steer hurry").kind, "say");
+});
+
+Deno.test("steer message: taskId, the text, the extension's URI as a metadata key; the answer told", () => {
+  const m = steerMessage(T1, "use the staging branch, not main");
+  assert.match(m.messageId, /^msg-cli-[0-9a-f-]{36}$/);
+  assert.deepEqual({ ...m, messageId: "x" }, {
+    messageId: "x",
+    role: "ROLE_USER",
+    taskId: T1,
+    parts: [{ text: "use the staging branch, not main" }],
+    metadata: { [STEER_URI]: {} },
+  });
+  const answer = (data: Record<string, unknown>) => ({
+    message: { role: "ROLE_AGENT", parts: [{ text: "…" }, { data }] },
+  });
+  assert.equal(
+    steerLine(T1, answer({ steer: "taken", turn: 2, messageId: "m" })),
+    "[murmur] steer taken: tsk 728394 read it before turn 2",
+  );
+  assert.equal(
+    steerLine(T1, answer({ steer: "not_taken", reason: "the task ended before its next turn" })),
+    "[murmur] steer not taken by tsk 728394: the task ended before its next turn",
+  );
+  assert.equal(
+    steerLine(T1, answer({ steer: "queued" })),
+    "[murmur] steer queued: tsk 728394 reads it at its next turn",
+  );
+  assert.match(steerLine(T1, {}), /without saying how it was taken/);
 });
 
 Deno.test("steer messages: the exact wire shape of a task, a follow-up, an answer and an approval decision", () => {

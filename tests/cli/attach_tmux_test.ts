@@ -12,6 +12,7 @@ import { murArgv } from "../helpers/mur.ts";
 import { startPane } from "../helpers/tmux.ts";
 import { rpc } from "../run/helpers.ts";
 import { tempHome } from "./helpers.ts";
+import { until } from "../helpers/until.ts";
 
 const MANIFEST = `name: attached
 version: "0.1.0"
@@ -98,7 +99,7 @@ Deno.test("mur attach under tmux: type a task, answer its question, follow up in
     await pane.waitFor(/\[murmur\] no task is running/);
     await pane.type("/frobnicate");
     await pane.waitFor(
-      /\[murmur\] unknown command \/frobnicate: \/approve, \/deny \[reason\], \/cancel, \/quit/,
+      /\[murmur\] unknown command \/frobnicate: \/approve, \/deny \[reason\], \/steer \[task\] text, \/cancel, \/quit/,
     );
 
     await pane.type("/quit");
@@ -229,6 +230,98 @@ Deno.test("mur attach under tmux: /approve runs the waiting call, /deny [reason]
       `${dir}/workdir/${ready.session_id}/trace.jsonl`,
     );
     assert.match(trace, /not on a Friday/);
+  } finally {
+    await pane.close();
+    await capsule.close();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+});
+
+const STEER_MANIFEST = `name: steered
+version: "0.1.0"
+inference:
+  transport: http
+  driver: scripted
+  script: script.yaml
+  max_turns: 3
+lifecycle:
+  task_acceptance: queue
+  queue_depth: 4
+  after_task: sleep
+  shell_grace_secs: 300
+capabilities:
+  shell:
+    allow: [bash]
+`;
+
+/** The held command returns once the test writes `go` in the workdir (bounded: 120 s). */
+const HOLD =
+  "i=0; while [ ! -f go ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done; echo held";
+
+const STEER_SCRIPT = `tasks:
+  - match: "work"
+    turns:
+      - steps:
+          - tool_call: {id: h1, name: bash, input: {command: ${JSON.stringify(HOLD)}}}
+      - steps:
+          - text: "Done as steered."
+`;
+
+Deno.test("mur attach under tmux: /steer a working task held on a gate; the model reads it at its next turn", async () => {
+  const home = await tempHome();
+  const dir = await Deno.makeTempDir({ prefix: "mur-attach-steer-" });
+  await Deno.writeTextFile(`${dir}/murmur.yaml`, STEER_MANIFEST);
+  await Deno.writeTextFile(`${dir}/script.yaml`, STEER_SCRIPT);
+  const capsule = await startMur({
+    args: ["run", "--manifest", dir, "--json"],
+    env: { MURMUR_HOME: home },
+    readyMs: 30_000,
+    removeOnClose: [dir],
+  });
+  const ready = capsule.ready as unknown as { url: string; session_id: string; workdir: string };
+  const workdir = ready.workdir ?? `${dir}/workdir/${ready.session_id}`;
+  const pane = await startPane(murArgv(["attach"]), { MURMUR_HOME: home, NO_COLOR: "1" });
+  try {
+    await pane.waitFor(/\[murmur\] attached to /);
+    // Nothing works yet: a steer has nowhere to go.
+    await pane.type("/steer use staging");
+    await pane.waitFor(/\[murmur\] no task is working: a steer goes to a working task/);
+
+    await pane.type("work on the deploy");
+    let screen = await pane.waitFor(/\[murmur\] sent tsk (\w{6})/);
+    const label = /\[murmur\] sent tsk (\w{6})/.exec(screen)![1];
+    // The held call is under way: the task is WORKING and attach has seen it so.
+    await pane.waitFor(/inference turn 1/);
+    const text = "use the staging branch, not main ✓";
+    await pane.type(`/steer ${label} ${text}`);
+    await pane.waitFor(new RegExp(`\\[murmur\\] steering tsk ${label}`));
+    // The door took the steer (the task's history holds it) before the gate opens.
+    const id = await until("the steer in the task's history", async () => {
+      const listed = await rpc(ready.url, "ListTasks", {}) as { result: { tasks: Task[] } };
+      const tid = listed.result.tasks.find((t) => t.id.endsWith(label))!.id;
+      const got = await rpc(ready.url, "GetTask", { id: tid, historyLength: 10 }) as {
+        result: { history?: { parts: { text?: string }[] }[] };
+      };
+      return got.result.history?.some((m) => m.parts.some((p) => p.text === text))
+        ? tid
+        : undefined;
+    });
+    await Deno.writeTextFile(`${workdir}/go`, "");
+    screen = await pane.waitFor(
+      new RegExp(`\\[murmur\\] steer taken: tsk ${label} read it before turn 2`),
+    );
+    await pane.waitFor(/\[completed\]\n {2}Done as steered\./);
+    await pane.type("/quit");
+    await pane.waitFor(/^EXIT=0$/m);
+
+    // The trace: the task read the steer after turn 1, before the model's next call.
+    const trace = (await Deno.readTextFile(`${workdir}/trace.jsonl`)).trim().split("\n")
+      .map((l) => JSON.parse(l));
+    const taken = trace.find((l) => l.event_type === "steer_taken");
+    assert.ok(taken, "no steer_taken line");
+    assert.equal(taken.task_id, id);
+    assert.equal(taken.turn, 1);
+    assert.equal(taken.text_bytes, new TextEncoder().encode(text).length);
   } finally {
     await pane.close();
     await capsule.close();
