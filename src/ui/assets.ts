@@ -17,6 +17,7 @@ export const PAGE_FILES: Readonly<Record<string, string>> = {
   "sse.js": "text/javascript; charset=utf-8",
   "view.js": "text/javascript; charset=utf-8",
   "approval.js": "text/javascript; charset=utf-8",
+  "steer.js": "text/javascript; charset=utf-8",
   "icon.svg": "image/svg+xml",
 };
 

@@ -15,6 +15,7 @@ import {
   unknownLanes,
 } from "./model.js";
 import { createView } from "./view.js";
+import { offersSteer, STEER_URI, steerOutcome, wireSendForm } from "./steer.js";
 
 /** Local storage key for a token the person asked to remember (and only then). */
 const TOKEN_KEY = "mur.door-token";
@@ -41,6 +42,9 @@ let watcher = null;
 let lastByteAt = 0;
 let live = false;
 let lostSince = /** @type {number | null} */ (null);
+
+/** The agent card lists the steer extension (read once per session, steer.js). */
+let steers = false;
 
 /** @param {string} method */
 const can = (method) => status !== null && status.scopes.includes(method);
@@ -84,8 +88,38 @@ const view = createView({
       throw e;
     }
   },
+  async steer(taskId, text) {
+    // No returnImmediately: the door answers once the task took the steer (or ended first).
+    const result = await client.rpc("SendMessage", {
+      message: {
+        messageId: messageId(),
+        role: "ROLE_USER",
+        taskId,
+        parts: [{ text }],
+        metadata: { [STEER_URI]: {} },
+      },
+    });
+    return steerOutcome(result);
+  },
+  steers: () => steers,
   image: (url) => client.image(url),
 });
+
+wireSendForm(/** @type {HTMLFormElement} */ ($("send")), async (text) => {
+  const result = await client.rpc("SendMessage", {
+    message: { messageId: messageId(), role: "ROLE_USER", parts: [{ text }] },
+    configuration: { returnImmediately: true },
+  });
+  return String(result?.task?.id ?? "");
+});
+
+/** Reads the agent card: does it list the steer extension? Redraws the cards when it changed. */
+async function readCard() {
+  const offered = offersSteer(await client.card().catch(() => null));
+  if (offered === steers) return;
+  steers = offered;
+  view.redrawAll(model);
+}
 
 /**
  * The first picture of the session waits for the stream to catch up with the newest event id the
@@ -134,6 +168,7 @@ function drawStatus() {
     (t.ceiling !== null ? ` of ${t.ceiling.toLocaleString("en")}` : "") + " used";
   $("tokens").dataset.used = String(t.used);
   $("forget").hidden = client.token === null;
+  $("send").hidden = !can("SendMessage");
   // Tool sources down now (an MCP server, an OpenAPI service): the model goes without them.
   /** @type {{ kind: string, source: string, message: string }[]} */
   const down = status.sourceErrors ?? [];
@@ -162,6 +197,7 @@ async function refreshStatus() {
     view.reset();
     notice(model, "info", `a new session answers here now: ${s.sessionId}`, Date.now());
   }
+  if (!status || s.sessionId !== status.sessionId) readCard();
   const scopesChanged = JSON.stringify(status?.scopes) !== JSON.stringify(s.scopes);
   status = s;
   applyLanes(model, ask, s.tasks);

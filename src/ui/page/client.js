@@ -67,6 +67,13 @@ export class DoorClient {
     return await res.json();
   }
 
+  /** The public agent card (`/.well-known/agent-card.json`). */
+  async card() {
+    const res = await fetch(new URL(".well-known/agent-card.json", BASE));
+    if (!res.ok) throw new Error(`the agent card answered HTTP ${res.status}`);
+    return await res.json();
+  }
+
   /**
    * One JSON-RPC call: the result, or an Error with the door's message.
    * @param {string} method

@@ -7,6 +7,7 @@
  */
 import { isTerminal, stateWord } from "./model.js";
 import { ApprovalForm } from "./approval.js";
+import { SteerForm } from "./steer.js";
 
 /**
  * @typedef {import("./model.js").SessionModel} SessionModel
@@ -16,6 +17,8 @@ import { ApprovalForm } from "./approval.js";
  *   cancel: (taskId: string) => Promise<void>,
  *   answer: (taskId: string, text: string) => Promise<void>,
  *   approve: import("./approval.js").AnswerApproval,
+ *   steer: import("./steer.js").SendSteer,
+ *   steers: () => boolean,
  *   image: (url: string) => Promise<string>,
  *   can: (method: string) => boolean,
  * }} Actions
@@ -291,6 +294,7 @@ class TaskCard {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) this.answer.requestSubmit();
     });
     this.approval = new ApprovalForm(t.id, actions.approve, (text) => this.showError(text));
+    this.steer = new SteerForm(t.id, actions.steer, (text) => this.showError(text));
     this.responseBody = h("div", { class: "response-body" });
     this.response = h(
       "section",
@@ -321,6 +325,7 @@ class TaskCard {
       this.list,
       this.answer,
       this.approval.el,
+      this.steer.el,
       this.response,
       this.files,
       this.error,
@@ -355,6 +360,11 @@ class TaskCard {
     this.cancel.hidden = isTerminal(t.state) || !this.actions.can("CancelTask");
     // An approval is answered by its own controls, not the answer box (approval.js).
     this.approval.update(t.approval, this.actions.can("SendMessage"));
+    // A steer goes only to a working task, and only where the card lists the extension.
+    this.steer.update(
+      t.state === "TASK_STATE_WORKING" && this.actions.steers() &&
+        this.actions.can("SendMessage"),
+    );
     const asking = t.prompt !== null && t.approval === null && this.actions.can("SendMessage");
     if (asking && this.answer.hidden) this.answerButton.removeAttribute("disabled");
     this.answer.hidden = !asking;
