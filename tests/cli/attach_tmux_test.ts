@@ -328,3 +328,46 @@ Deno.test("mur attach under tmux: /steer a working task held on a gate; the mode
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("mur attach under tmux: /steer on a capsule whose card lists no steer extension is refused, sending nothing", async () => {
+  const home = await tempHome();
+  const dir = await Deno.makeTempDir({ prefix: "mur-attach-nosteer-" });
+  // task_acceptance: none takes no task at the door, so its card offers no steer; the launch
+  // task is held on the gate so it is WORKING while attach types.
+  await Deno.writeTextFile(
+    `${dir}/murmur.yaml`,
+    STEER_MANIFEST.replace("task_acceptance: queue", "task_acceptance: none")
+      .replace("  queue_depth: 4\n  after_task: sleep\n", ""),
+  );
+  await Deno.writeTextFile(`${dir}/script.yaml`, STEER_SCRIPT);
+  const capsule = await startMur({
+    args: ["run", "--manifest", dir, "--json", "--task", "work on the deploy"],
+    env: { MURMUR_HOME: home },
+    readyMs: 30_000,
+    removeOnClose: [dir],
+  });
+  const ready = capsule.ready as unknown as { url: string; session_id: string; workdir: string };
+  const workdir = ready.workdir ?? `${dir}/workdir/${ready.session_id}`;
+  const pane = await startPane(murArgv(["attach"]), { MURMUR_HOME: home, NO_COLOR: "1" });
+  try {
+    await pane.waitFor(/\[murmur\] attached to /);
+    await pane.waitFor(/inference turn 1/);
+    await pane.type("/steer use the staging branch");
+    const screen = await pane.waitFor(
+      /\[murmur\] ses_\w+ takes no steer: its agent card lists no steer extension/,
+    );
+    assert.doesNotMatch(screen, /\[murmur\] steering /);
+    await pane.type("/quit");
+    await pane.waitFor(/^EXIT=0$/m);
+    await Deno.writeTextFile(`${workdir}/go`, "");
+    const trace = await until("the session's end in the trace", async () => {
+      const t = await Deno.readTextFile(`${workdir}/trace.jsonl`).catch(() => "");
+      return /"session_end"/.test(t) ? t : undefined;
+    });
+    assert.doesNotMatch(trace, /steer_taken/, "no steer reached the task");
+  } finally {
+    await pane.close();
+    await capsule.close();
+    await Deno.remove(home, { recursive: true }).catch(() => {});
+  }
+});
