@@ -5,8 +5,9 @@
  *
  * 1. the stream's own last words, `:session-end status=<status>` (src/events/view.ts), or the
  *    session's trace ending in `session_end` (its `exit_status`): the capsule ended;
- * 2. else its running record, still there with its process alive: it may still be running, and
- *    only then is the reattach hint printed;
+ * 2. else its running record, still there with its process alive (its door answering, or the
+ *    process still there DYING_MS on): it may still be running, and only then is the reattach
+ *    hint printed;
  * 3. else (record gone or its process dead, no `session_end`): the capsule is gone without ending
  *    its session (killed);
  * 4. a door given by `--url` with no record on this machine: its card, answering or not.
@@ -78,7 +79,9 @@ export async function freshLook(
         }; its trace ends with session_end)`,
       };
     }
-    if (alive) {
+    // A killed capsule's socket closes a moment before its process is gone: a process whose
+    // door no longer answers is given that moment (bounded) before it counts as running.
+    if (alive && (await doorAnswers(url) || await aliveAfter(still!, DYING_MS))) {
       return {
         ended: false,
         line: "its running record is still there and its process is alive",
@@ -94,4 +97,21 @@ export async function freshLook(
   const probe = await probeCard(url, undefined, 2000);
   if (probe.ok) return { ended: false, line: `its door still answers at ${url}` };
   return { ended: true, line: `nothing answers at ${url} now (${probe.reason})` };
+}
+
+/** How long a process whose door is closed may take to be gone before it counts as running. */
+const DYING_MS = 2_000;
+
+async function doorAnswers(url: string): Promise<boolean> {
+  return (await probeCard(url, undefined, 2000)).ok;
+}
+
+/** Whether the record's process is still alive after `ms` (looked at every 50 ms until gone). */
+async function aliveAfter(record: RunningRecord, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (!(await liveness(record)).alive) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return (await liveness(record)).alive;
 }
