@@ -221,10 +221,16 @@ function pollInt(v: unknown, min: number, max: number): boolean {
   return typeof n === "number" && Number.isInteger(n) && n >= min && n <= max;
 }
 
-/** ProtoJSON: the lowerCamel name, else the proto field name. */
+/**
+ * ProtoJSON: the lowerCamel name, else (absent or null) the proto field name, as the door reads
+ * it (src/a2a/spec.ts protoObject; tests/door/spec_test.ts pins `messageId: null` beside
+ * `message_id`). Seed 637195868's case 5922 (`pageSize: null` beside a junk `page_size`) found
+ * the oracle taking the null alone.
+ */
 function field(o: Obj, camel: string): unknown {
-  if (camel in o) return o[camel];
-  return o[camel.replace(/[A-Z]/g, (ch) => "_" + ch.toLowerCase())];
+  const v = o[camel];
+  if (v !== undefined && v !== null) return v;
+  return o[camel.replace(/[A-Z]/g, (ch) => "_" + ch.toLowerCase())] ?? v;
 }
 
 /** A ProtoJSON int32: a JSON integer, or a string of one, in the int32 range. */
