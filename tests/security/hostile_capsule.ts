@@ -13,6 +13,7 @@
 import type { ContainmentClass } from "../../src/containment/classes.ts";
 import { baseEnv, murArgv, startProcess } from "../helpers/mur.ts";
 import { ESCAPES } from "./escapes.ts";
+import { asNobody, giveToNobody, NOBODY } from "../helpers/as_nobody.ts";
 
 export const SSH_SECRET = "SSH-PRIVATE-KEY-SECRET-41";
 export const OTHER_SECRET = "OTHER-SESSION-SECRET-41";
@@ -42,7 +43,6 @@ export interface HostileRun {
   peakTasks: string;
 }
 
-const NOBODY = 65534;
 const ROOT = new URL("../../.cache/security", import.meta.url).pathname;
 
 function listener(hostname: string): Deno.TcpListener {
@@ -195,32 +195,7 @@ async function writeCapsule(
 async function openUp(T: string, as: "self" | "nobody"): Promise<void> {
   await Deno.chmod(`${T}/sock`, 0o777);
   if (as === "self") return;
-  const own = async (path: string): Promise<void> => {
-    await Deno.chown(path, NOBODY, NOBODY);
-    if (!(await Deno.lstat(path)).isDirectory) return;
-    for await (const e of Deno.readDir(path)) await own(`${path}/${e.name}`);
-  };
-  await own(T);
-}
-
-/** A deno nobody can run (this one may sit under root's 0700 home), copied once per process. */
-let denoCopy: Promise<string> | null = null;
-function runnableDeno(): Promise<string> {
-  denoCopy ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "mur-hostile-deno-" });
-    await Deno.chmod(dir, 0o755);
-    await Deno.copyFile(Deno.execPath(), `${dir}/deno`);
-    await Deno.chmod(`${dir}/deno`, 0o755);
-    globalThis.addEventListener("unload", () => {
-      try {
-        Deno.removeSync(dir, { recursive: true });
-      } catch {
-        // gone
-      }
-    });
-    return `${dir}/deno`;
-  })();
-  return denoCopy;
+  await giveToNobody(T);
 }
 
 async function runMur(T: string, as: "self" | "nobody") {
@@ -233,15 +208,7 @@ async function runMur(T: string, as: "self" | "nobody") {
     CANARY_API_KEY: CANARY,
   };
   if (as === "nobody") {
-    argv = [
-      "setpriv",
-      `--reuid=${NOBODY}`,
-      `--regid=${NOBODY}`,
-      "--clear-groups",
-      "--",
-      await runnableDeno(),
-      ...argv.slice(1),
-    ];
+    argv = await asNobody(argv);
     env.DENO_DIR = `${T}/home/.deno`;
   }
   const mur = startProcess(argv, { env, clearEnv: true, setsid: true });

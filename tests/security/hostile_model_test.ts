@@ -14,12 +14,11 @@ import assert from "node:assert/strict";
 import { type ContainmentClass, rank } from "../../src/containment/classes.ts";
 import { probeHost } from "../../src/containment/probe.ts";
 import { ESCAPES } from "./escapes.ts";
+import { canRunAsNobody } from "../helpers/as_nobody.ts";
 import { type HostileRun, OTHER_SECRET, runHostile, SSH_SECRET } from "./hostile_capsule.ts";
 
 const host = await probeHost((n) => Deno.env.get(n));
-const isRoot = Deno.uid() === 0;
-const canSetpriv = isRoot && await new Deno.Command("setpriv", { args: ["--version"] }).output()
-  .then((o) => o.success, () => false);
+const canSetpriv = await canRunAsNobody();
 
 function check(run: HostileRun, cls: ContainmentClass): void {
   const why = `status ${run.status}\n${run.stderr.slice(-2000)}\n${run.peakTasks}`;
