@@ -19,6 +19,7 @@ import type { SessionStatus } from "../session/session.ts";
 import { bootstrapLog } from "../session/workdir.ts";
 import { type LaunchPlan, planLaunch } from "./launch_plan.ts";
 import { assembleCapsule, type Capsule } from "./run_assembly.ts";
+import { probeHost } from "../containment/probe.ts";
 import { endAfterFault, installEndings } from "./run_endings.ts";
 
 export { FLAGS, USAGE } from "./run_inputs.ts";
@@ -44,6 +45,9 @@ export async function runCommand(args: string[]): Promise<number> {
   }
   checkValues(v);
   if (v.roster !== undefined) return await runRosterCommand(v, v.roster);
+  // Started now, answered at the launch (run_assembly.ts chooseContainment): its sandboxes run
+  // while the manifest is read and checked.
+  probeHost((name) => Deno.env.get(name));
   // A formation member: its formation and the key its door checks edge tokens with.
   const membership = await readMembership();
   const lifeline = hasLifeline();

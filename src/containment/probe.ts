@@ -18,8 +18,28 @@ export interface HostReach {
 
 const dec = new TextDecoder();
 
-/** `MURMUR_BWRAP` names the program (a test names a missing one to be a host without it). */
-export async function probeHost(env: (name: string) => string | undefined): Promise<HostReach> {
+/**
+ * What the host reaches, probed once per process and program: `mur run` starts the probe before it
+ * reads the manifest (src/cli/run.ts), so the two sandboxes it starts run while the manifest is
+ * parsed and checked, off the path to the readiness line; the launch (./launch.ts) then takes the
+ * same answer. `MURMUR_BWRAP` names the program (a test names a missing one to be a host without
+ * it).
+ */
+export function probeHost(env: (name: string) => string | undefined): Promise<HostReach> {
+  const key = `${env("MURMUR_BWRAP") ?? ""}\0${env("PATH") ?? ""}`;
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = probeNow(env);
+    // Nobody may await an early probe (the manifest fails to load): its failure is not a crash.
+    probe.catch(() => {});
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+const probes = new Map<string, Promise<HostReach>>();
+
+async function probeNow(env: (name: string) => string | undefined): Promise<HostReach> {
   if (Deno.build.os !== "linux") {
     return {
       reach: "advisory",
@@ -64,7 +84,9 @@ export async function probeHost(env: (name: string) => string | undefined): Prom
     "--dev",
     "/dev",
   ];
-  const scoped = await tryRun(bwrap, [...base, "--", "true"]);
+  // Both at once: sealed's answer is read only when scoped's sandbox started.
+  const sealedProbe = filterSupported() ? trySealed(bwrap, base) : Promise.resolve(null);
+  const [scoped, sealed] = await Promise.all([tryRun(bwrap, [...base, "--", "true"]), sealedProbe]);
   if (scoped !== null) {
     return {
       reach: "advisory",
@@ -81,7 +103,6 @@ export async function probeHost(env: (name: string) => string | undefined): Prom
       prlimit,
     };
   }
-  const sealed = await trySealed(bwrap, base);
   if (sealed !== null) {
     return { reach: "scoped", reason: `sealed's sandbox did not start: ${sealed}`, bwrap, prlimit };
   }
