@@ -107,10 +107,8 @@ class IoRedisClient implements RedisClient {
       }
       // CLUSTER INFO (not INFO, which ACLs often deny as @dangerous): an error reply ("cluster
       // support disabled", or a user not allowed it) means one server.
-      let info = "";
-      try {
-        info = String(await probe.call("CLUSTER", "INFO"));
-      } catch { /* one server */ }
+      const info = await this.#clusterInfo(probe);
+      if (info === null) return;
       if (!/cluster_state:/.test(info)) {
         this.#topology = "server";
         this.#inner = probe;
@@ -148,6 +146,25 @@ class IoRedisClient implements RedisClient {
         ready();
       });
     });
+  }
+
+  /**
+   * The node's CLUSTER INFO, "" when it answers with an error (one server), null once closed. A
+   * failure without an answer (the connection broke or timed out) is asked again: taken for one
+   * server, a cluster node would refuse every command on the other nodes' slots with MOVED, for
+   * as long as the process runs.
+   */
+  async #clusterInfo(probe: Redis): Promise<string | null> {
+    for (let n = 0;; n++) {
+      if (this.#closed) return null;
+      try {
+        return String(await probe.call("CLUSTER", "INFO"));
+      } catch (e) {
+        if ((e as Error)?.name === "ReplyError") return "";
+        this.#lastError = (e as Error)?.message ?? String(e);
+      }
+      await new Promise((r) => setTimeout(r, RETRY_MS(n)));
+    }
   }
 
   get topology() {
