@@ -121,10 +121,18 @@ class IoRedisClient implements RedisClient {
       if (this.#closed) return;
       if (t.db) this.#lastError = "a Redis Cluster has only database 0";
       // The cluster client follows a node's loss itself (retries, redirects, a new primary).
+      // Its node connections must stay lazy (connected on first use): ioredis fills a node's
+      // options with lodash `defaults`, where the first value given wins, so our `lazyConnect:
+      // false` beat its own `lazyConnect: true`. Every node then began connecting at each slots
+      // refresh, and the ready check's CLUSTER INFO, sent to a random node, was refused ("Connection
+      // is closed.": no offline queue) whenever that node was still connecting; each refusal
+      // dropped every connection and tried again after a backoff up to 2 s, so a client took
+      // from 10 ms to over 11 s to be ready, with a tail past 30 s.
       const {
         enableOfflineQueue: _,
         retryStrategy: __,
         autoResendUnfulfilledCommands: ___,
+        lazyConnect: ____,
         ...redisOptions
       } = base;
       const cluster = new Cluster(t.nodes, {
