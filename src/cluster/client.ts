@@ -107,10 +107,8 @@ class IoRedisClient implements RedisClient {
       }
       // CLUSTER INFO (not INFO, which ACLs often deny as @dangerous): an error reply ("cluster
       // support disabled", or a user not allowed it) means one server.
-      let info = "";
-      try {
-        info = String(await probe.call("CLUSTER", "INFO"));
-      } catch { /* one server */ }
+      const info = await this.#clusterInfo(probe);
+      if (info === null) return;
       if (!/cluster_state:/.test(info)) {
         this.#topology = "server";
         this.#inner = probe;
@@ -123,10 +121,18 @@ class IoRedisClient implements RedisClient {
       if (this.#closed) return;
       if (t.db) this.#lastError = "a Redis Cluster has only database 0";
       // The cluster client follows a node's loss itself (retries, redirects, a new primary).
+      // Its node connections must stay lazy (connected on first use): ioredis fills a node's
+      // options with lodash `defaults`, where the first value given wins, so our `lazyConnect:
+      // false` beat its own `lazyConnect: true`. Every node then began connecting at each slots
+      // refresh, and the ready check's CLUSTER INFO, sent to a random node, was refused ("Connection
+      // is closed.": no offline queue) whenever that node was still connecting; each refusal
+      // dropped every connection and tried again after a backoff up to 2 s, so a client took
+      // from 10 ms to over 11 s to be ready, with a tail past 30 s.
       const {
         enableOfflineQueue: _,
         retryStrategy: __,
         autoResendUnfulfilledCommands: ___,
+        lazyConnect: ____,
         ...redisOptions
       } = base;
       const cluster = new Cluster(t.nodes, {
@@ -148,6 +154,25 @@ class IoRedisClient implements RedisClient {
         ready();
       });
     });
+  }
+
+  /**
+   * The node's CLUSTER INFO, "" when it answers with an error (one server), null once closed. A
+   * failure without an answer (the connection broke or timed out) is asked again: taken for one
+   * server, a cluster node would refuse every command on the other nodes' slots with MOVED, for
+   * as long as the process runs.
+   */
+  async #clusterInfo(probe: Redis): Promise<string | null> {
+    for (let n = 0;; n++) {
+      if (this.#closed) return null;
+      try {
+        return String(await probe.call("CLUSTER", "INFO"));
+      } catch (e) {
+        if ((e as Error)?.name === "ReplyError") return "";
+        this.#lastError = (e as Error)?.message ?? String(e);
+      }
+      await new Promise((r) => setTimeout(r, RETRY_MS(n)));
+    }
   }
 
   get topology() {

@@ -15,6 +15,13 @@
  * stream, which edges serve as `gap` to a replay that spans it and `lagged` to live readers (the
  * same frames a capsule's own door writes for events a reader lost). An id Redis already holds is
  * refused by Redis itself (stream ids only grow), so a batch sent twice is harmless.
+ *
+ * Every reply is read, not only the events': a write Redis refused (a Cluster redirect that a
+ * pipeline of mixed replies does not follow, a primary demoted to a read-only replica, an ACL)
+ * was not made, and is an outage like a lost connection — reported, then every fact written again
+ * after the resync. A fact (a task, a history message, the meta hash, the liveness key) counts as
+ * written only once Redis has taken it: one refused in silence left a session's meta missing, so
+ * unknown to every edge, until the next refresh, and a task's row stale until it changed again.
  */
 import type { EventLog, LogEntry } from "../events/log.ts";
 import type { Subscription } from "../events/subscription.ts";
@@ -36,6 +43,9 @@ import {
   type Reply,
 } from "./client_types.ts";
 import { closedId, entryFields, entryId } from "./stream_entry.ts";
+
+/** The refusal of an XADD whose id the stream already holds (a write sent again): not a failure. */
+const ALREADY_HELD = /equal or smaller/;
 
 /** Events held for publishing while Redis does not take them. */
 export const PUBLISH_QUEUE = 8192;
@@ -81,6 +91,8 @@ export class Publisher {
   /** The connection was lost since the last sync (why), or null. */
   #lost: string | null = null;
   #stopping = false;
+  /** `stop`'s deadline passed: nothing more is tried. */
+  #stopped = false;
   #tasksSent = new Map<string, string>();
   /** Per task: history messages written (from 0); cleared on a reconnect, so all are again. */
   #historySent = new Map<string, number>();
@@ -88,6 +100,8 @@ export class Publisher {
   #historyGone = new Map<string, number>();
   #lastRefresh = 0;
   #lastAlive = 0;
+  /** The wait before the next reconnect after a failure; 100 ms again once a write succeeds. */
+  #backoff = 100;
   #wake: (() => void) | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
   readonly #done: Promise<void>;
@@ -119,6 +133,9 @@ export class Publisher {
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.#done, new Promise((r) => (timer = setTimeout(r, ms)))]);
     clearTimeout(timer);
+    // Past the deadline a failed write is not tried again.
+    this.#stopped = true;
+    this.#nudge();
     clearInterval(this.#timer);
     this.#sub.close();
     this.#o.client.close();
@@ -131,7 +148,6 @@ export class Publisher {
   }
 
   async #run(): Promise<void> {
-    let backoff = 100;
     while (true) {
       try {
         // The client reconnects by itself (client.ts); this waits for it, or reports the outage.
@@ -139,24 +155,32 @@ export class Publisher {
         // A loss told before this sync is what the sync recovers from.
         this.#lost = null;
         await this.#sync();
-        if (this.#down) {
-          this.#down = false;
-          this.#o.report({ state: "up", lost: this.#lostSinceDown });
-          this.#lostSinceDown = 0;
-        }
-        backoff = 100;
         if (await this.#follow()) return;
       } catch (e) {
         if (!this.#down) {
           this.#down = true;
           this.#o.report({ state: "down", error: (e as Error).message });
         }
-        if (this.#stopping) return;
+        // Stopping, a write that failed is tried again (the end marker, what is left) until
+        // `stop`'s deadline.
+        if (this.#stopped) return;
         this.#take();
-        await this.#sleep(backoff);
-        backoff = Math.min(backoff * 2, 2000);
+        await this.#sleep(this.#backoff);
+        this.#backoff = Math.min(this.#backoff * 2, 2000);
       }
     }
+  }
+
+  /**
+   * A write went through: an outage is over. Said here, not at the resync, so a write Redis keeps
+   * refusing is one outage backing off, not an outage and a recovery every few hundred ms.
+   */
+  #wrote(): void {
+    this.#backoff = 100;
+    if (!this.#down) return;
+    this.#down = false;
+    this.#o.report({ state: "up", lost: this.#lostSinceDown });
+    this.#lostSinceDown = 0;
   }
 
   #sleep(ms: number): Promise<void> {
@@ -198,7 +222,7 @@ export class Publisher {
       this.#take();
       await this.#publish();
       if (this.#sub.ended && this.#sub.pending === 0 && this.#pending.length === 0) {
-        await this.#must([
+        const [marker] = await this.#must([
           [
             "XADD",
             this.#keys.events,
@@ -209,6 +233,9 @@ export class Publisher {
           ],
           ["PUBLISH", this.#keys.wake, closedId(this.#published)],
         ]);
+        // Refused (not already there): written again after the resync, or edges never hear
+        // the end.
+        if (marker instanceof RedisReplyError && !ALREADY_HELD.test(marker.message)) throw marker;
         return true;
       }
       if (this.#stopping && this.#sub.pending === 0) {
@@ -245,7 +272,7 @@ export class Publisher {
       this.#lostSinceDown += from - this.#published - 1;
       this.#pending = fill.concat(this.#pending);
     }
-    const facts = this.#factCommands();
+    const { cmds: facts, commit } = this.#factCommands();
     let at = 0;
     do {
       const batch = this.#pending.slice(at, at + BATCH);
@@ -268,17 +295,26 @@ export class Publisher {
       for (let i = 0; i < batch.length; i++) {
         const r = replies[i];
         // An id Redis already holds (a batch sent again after a lost reply) is refused: fine.
-        if (r instanceof RedisReplyError && !/equal or smaller/.test(r.message)) throw r;
+        if (r instanceof RedisReplyError && !ALREADY_HELD.test(r.message)) throw r;
       }
       if (batch.length) this.#published = batch[batch.length - 1].id;
+      // The facts and the wake: one refused is a write not made (the resync writes every fact).
+      const refused = replies.slice(batch.length).find((r) => r instanceof RedisReplyError);
+      if (refused) throw refused;
+      if (at === 0) commit();
+      if (cmds.length || (at === 0 && facts.length)) this.#wrote();
       at += BATCH;
     } while (at < this.#pending.length);
     this.#pending = [];
   }
 
-  /** Tasks changed since they were last written, the meta hash and the keys' expiry when due. */
-  #factCommands(): Command[] {
+  /**
+   * Tasks changed since they were last written, the meta hash and the keys' expiry when due; and
+   * `commit`, which marks them written, called once Redis has taken every one of them.
+   */
+  #factCommands(): { cmds: Command[]; commit(): void } {
     const cmds: Command[] = [];
+    const marks: (() => void)[] = [];
     const hset: string[] = [];
     const historySet: string[] = [];
     const historyDel: string[] = [];
@@ -288,7 +324,6 @@ export class Publisher {
         t.response ? 1 : 0
       }|${h.total}|${t.published.length}`;
       if (this.#tasksSent.get(t.id) === sig) continue;
-      this.#tasksSent.set(t.id, sig);
       // The task without its history, and the history's new messages alone (keys.ts): a
       // change of a long task costs what changed, not the whole conversation again.
       const history = { total: h.total, kept: h.size };
@@ -297,10 +332,14 @@ export class Publisher {
       for (let n = Math.max(sent, h.dropped); n < h.total; n++) {
         historySet.push(`${t.id}:${n}`, JSON.stringify(h.at(n)));
       }
-      this.#historySent.set(t.id, h.total);
       const gone = this.#historyGone.get(t.id) ?? 0;
       for (let n = gone; n < h.dropped; n++) historyDel.push(`${t.id}:${n}`);
-      this.#historyGone.set(t.id, Math.max(gone, h.dropped));
+      const { total, dropped } = h;
+      marks.push(() => {
+        this.#tasksSent.set(t.id, sig);
+        this.#historySent.set(t.id, total);
+        this.#historyGone.set(t.id, Math.max(gone, dropped));
+      });
     }
     if (hset.length) cmds.push(["HSET", this.#keys.tasks, ...hset]);
     if (historySet.length) cmds.push(["HSET", this.#keys.history, ...historySet]);
@@ -308,19 +347,19 @@ export class Publisher {
     const now = Date.now();
     if (now - this.#lastAlive >= ALIVE_REFRESH_MS - 500) {
       cmds.push(["SET", this.#keys.alive, "1", "PX", ALIVE_TTL_MS]);
-      this.#lastAlive = now;
+      marks.push(() => (this.#lastAlive = now));
     }
     if (hset.length || now - this.#lastRefresh >= REFRESH_MS - 500) {
       if (now - this.#lastRefresh >= REFRESH_MS - 500) {
         const facts = Object.entries(this.#o.facts()).flat();
         if (facts.length) cmds.push(["HSET", this.#keys.meta, ...facts]);
-        this.#lastRefresh = now;
+        marks.push(() => (this.#lastRefresh = now));
       }
       for (const k of [this.#keys.events, this.#keys.tasks, this.#keys.meta, this.#keys.history]) {
         cmds.push(["EXPIRE", k, KEY_TTL_SECS]);
       }
     }
-    return cmds;
+    return { cmds, commit: () => marks.forEach((m) => m()) };
   }
 
   #must(cmds: Command[]): Promise<(Reply | RedisReplyError)[]> {
