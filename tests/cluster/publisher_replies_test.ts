@@ -103,6 +103,18 @@ const writes = (p: Command[], name: string, key: string) =>
 
 const FACTS = { door: "http://127.0.0.1:2", card: "{}", name: "refused" };
 
+/** A publisher of `s` to `redis`, and the outages and recoveries it reports. */
+function publishTo(redis: RefusingRedis, s: ReturnType<typeof session>) {
+  const changes: PublishChange[] = [];
+  const publisher = new Publisher({
+    client: redis,
+    session: s,
+    facts: () => FACTS,
+    report: (c) => changes.push(c),
+  });
+  return { publisher, changes };
+}
+
 Deno.test("publisher: a meta and a task row Redis refuses once are written again by the next write, and the refusal is said", async () => {
   const s = session();
   const keys = sessionKeys(s.id);
@@ -113,13 +125,7 @@ Deno.test("publisher: a meta and a task row Redis refuses once are written again
       ? "MOVED 4711 127.0.0.1:7001"
       : null
   );
-  const changes: PublishChange[] = [];
-  const publisher = new Publisher({
-    client: redis,
-    session: s,
-    facts: () => FACTS,
-    report: (c) => changes.push(c),
-  });
+  const { publisher, changes } = publishTo(redis, s);
   try {
     // The write after the refused one: the meta again, and the task row it carried.
     const [first, next] = await until(
@@ -152,13 +158,7 @@ Deno.test("publisher: an end marker Redis refuses once is written again, so edge
       ? "READONLY You can't write against a read only replica."
       : null
   );
-  const changes: PublishChange[] = [];
-  const publisher = new Publisher({
-    client: redis,
-    session: s,
-    facts: () => FACTS,
-    report: (c) => changes.push(c),
-  });
+  const { publisher, changes } = publishTo(redis, s);
   await until("the first write", () => redis.pipelines.length >= 1 ? true : undefined);
   s.log.close("completed");
   // stop() waits for the end marker (bounded by its own 10 s).
