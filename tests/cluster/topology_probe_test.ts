@@ -14,6 +14,7 @@ import { parseRedisUrl, type RedisTarget } from "../../src/manifest/redis_url.ts
 import { REDIS_SERVER } from "../helpers/redis.ts";
 import { cli } from "../helpers/redis_topologies.ts";
 import { until } from "../helpers/until.ts";
+import { TcpProxy } from "../helpers/tcp_proxy.ts";
 
 function freePort(): number {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -24,68 +25,10 @@ function freePort(): number {
 
 const ASKS_CLUSTER_INFO = /CLUSTER\r\n\$4\r\nINFO\r\n/i;
 
-/** Forwards to `target`, but closes the first connection that sends CLUSTER INFO, unanswered. */
-class CuttingProxy {
-  readonly #listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  readonly #open = new Set<Deno.Conn>();
-  readonly port = (this.#listener.addr as Deno.NetAddr).port;
-  cuts = 0;
-
-  constructor(readonly target: number) {
-    this.#accept();
-  }
-
-  async #accept(): Promise<void> {
-    for (;;) {
-      let client: Deno.Conn;
-      try {
-        client = await this.#listener.accept();
-      } catch {
-        return;
-      }
-      const server = await Deno.connect({ hostname: "127.0.0.1", port: this.target });
-      this.#open.add(client).add(server);
-      const close = () => {
-        for (const c of [client, server]) {
-          if (this.#open.delete(c)) c.close();
-        }
-      };
-      this.#pipe(server, client, false).finally(close);
-      this.#pipe(client, server, true).finally(close);
-    }
-  }
-
-  async #pipe(from: Deno.Conn, to: Deno.Conn, asking: boolean): Promise<void> {
-    const buf = new Uint8Array(64 * 1024);
-    try {
-      for (;;) {
-        const n = await from.read(buf);
-        if (n === null) return;
-        const chunk = buf.subarray(0, n);
-        if (
-          asking && this.cuts === 0 &&
-          ASKS_CLUSTER_INFO.test(new TextDecoder().decode(chunk))
-        ) {
-          this.cuts++;
-          return;
-        }
-        let at = 0;
-        while (at < n) at += await to.write(chunk.subarray(at));
-      }
-    } catch { /* closed */ }
-  }
-
-  close(): void {
-    this.#listener.close();
-    for (const c of this.#open) c.close();
-    this.#open.clear();
-  }
-}
-
 Deno.test("client: a cluster node whose CLUSTER INFO went unanswered is asked again, not taken for one server", async () => {
   const dir = await Deno.makeTempDir({ prefix: "mur-redis-one-node-" });
   const port = freePort();
-  const proxy = new CuttingProxy(port);
+  const proxy = TcpProxy.start(port, { cutOn: ASKS_CLUSTER_INFO });
   // The node names the proxy as its address, so the cluster client's connections go through it.
   const server = new Deno.Command(REDIS_SERVER, {
     args: [
@@ -133,7 +76,7 @@ Deno.test("client: a cluster node whose CLUSTER INFO went unanswered is asked ag
     assertEquals(await client.call(["SET", "mur:{probe}:x", "1"]), "OK");
   } finally {
     client?.close();
-    proxy.close();
+    await proxy.close();
     try {
       server.kill("SIGKILL");
     } catch { /* gone */ }

@@ -3,6 +3,8 @@
  * test can do to the connection what a network does: cut every connection at once (`cut`), or
  * stop reading from the door (`pause`) so the door's writes back up as they do behind a slow
  * link. It also records each `Last-Event-ID` the client sent, to show what a reconnect asked for.
+ * `cutOn` drops a connection, unanswered, when what the client sends matches it (once per proxy:
+ * a question whose answer never came, tests/cluster/topology_probe_test.ts).
  */
 const LAST_EVENT_ID = /^last-event-id:\s*(\d+)/gim;
 const EVENT_ID = /^id:\s*(\d+)\r?$/gm;
@@ -17,15 +19,21 @@ export class TcpProxy {
   #open = new Set<Deno.Conn>();
   #paused: PromiseWithResolvers<void> | null = null;
   #accepting: Promise<void>;
+  /** Connections dropped by `cutOn`. */
+  cuts = 0;
 
-  private constructor(listener: Deno.Listener, readonly target: number) {
+  private constructor(
+    listener: Deno.Listener,
+    readonly target: number,
+    private readonly cutOn?: RegExp,
+  ) {
     this.#listener = listener;
     this.port = (listener.addr as Deno.NetAddr).port;
     this.#accepting = this.#accept();
   }
 
-  static start(targetPort: number): TcpProxy {
-    return new TcpProxy(Deno.listen({ hostname: "127.0.0.1", port: 0 }), targetPort);
+  static start(targetPort: number, o: { cutOn?: RegExp } = {}): TcpProxy {
+    return new TcpProxy(Deno.listen({ hostname: "127.0.0.1", port: 0 }), targetPort, o.cutOn);
   }
 
   get base(): string {
@@ -74,6 +82,10 @@ export class TcpProxy {
         if (n === null) return;
         // Only whole `id:` lines inside one read are seen; enough for a test waiting on one.
         const text = dec.decode(buf.subarray(0, n));
+        if (toDoor && this.cutOn && this.cuts === 0 && this.cutOn.test(text)) {
+          this.cuts++;
+          return;
+        }
         const matches = [...text.matchAll(toDoor ? LAST_EVENT_ID : EVENT_ID)].map((m) =>
           Number(m[1])
         );
